@@ -1,0 +1,245 @@
+"""The ingest stage: raw files in, one committed run of the dataset out."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import read, store
+from pipeline.errors import InputError
+from pipeline.extract import extract
+from pipeline.language import detect_language
+from pipeline.merge import (
+    RULING_TEXT,
+    known_languages,
+    merge_rulings,
+    sightings_table,
+    texts_with_symbols,
+)
+from pipeline.models import DateOrder, FileReport, FileStatus, Sighting, SourceHints
+from pipeline.parsers import parse
+from pipeline.repair import repair
+from pipeline.schema import FILES, RUNS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+
+    # Wraps the file list, as tqdm does: (items, total) -> items, reporting as they pass.
+    Progress = Callable[[Iterable[read.InputFile], int], Iterable[read.InputFile]]
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """What one run read, stored, skipped and rejected."""
+
+    run: int
+    files: tuple[FileReport, ...]
+    rulings_read: int
+    new_keys: int
+    warnings: tuple[str, ...]
+    ambiguous: tuple[str, ...]
+    stored: bool
+    started_at: dt.datetime = field(compare=False)
+    finished_at: dt.datetime = field(compare=False)
+
+    @property
+    def rejected(self) -> tuple[FileReport, ...]:
+        """The files that were not stored, with their reasons."""
+        return tuple(f for f in self.files if f.status is FileStatus.REJECTED)
+
+    def count(self, status: FileStatus) -> int:
+        """How many input files ended with STATUS."""
+        return sum(f.status is status for f in self.files)
+
+    @property
+    def duplicates(self) -> int:
+        """Rulings read that were already known, or read twice in this run."""
+        return self.rulings_read - self.new_keys
+
+
+def ingest(
+    paths: list[Path],
+    *,
+    out: Path,
+    manifest: Path | None = None,
+    date_order: DateOrder | None = None,
+    strict: bool = False,
+    wait: float = 0,
+    progress: Progress | None = None,
+    today: dt.date | None = None,
+) -> IngestReport:
+    """Ingest the raw files under PATHS into the dataset in OUT as one run."""
+    started = dt.datetime.now(tz=dt.UTC)
+    roots = read.discover(paths, manifest)
+    jobs = [
+        (root, file, hints)
+        for root, files in roots
+        for hints_by_path in [_manifest_for(root, manifest)]
+        for file in files
+        for hints in [hints_by_path.get(file.name, SourceHints())]
+    ]
+    with store.writer_lock(out, wait):
+        store.recover(out)
+        rulings = store.read_table(out, "rulings")
+        files_table = store.read_table(out, "files")
+        runs = store.read_table(out, "runs")
+        run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
+        done = _stored_files(files_table)
+        items = [file for _, file, _ in jobs]
+        listed = progress(items, len(items)) if progress else items
+        reports: list[FileReport] = []
+        sightings: list[Sighting] = []
+        ambiguous: list[str] = []
+        for (root, _, hints), file in zip(jobs, listed, strict=True):
+            file_report, found, unsure = _ingest_file(
+                root,
+                file,
+                hints=hints,
+                context=_context(hints, date_order),
+                done=done,
+                date_order=date_order,
+                today=today,
+            )
+            reports.append(file_report)
+            sightings.extend(found)
+            if unsure:
+                ambiguous.append(file.name)
+        sightings, repair_warnings = repair(sightings, texts_with_symbols(rulings))
+        new = sightings_table(_with_languages(sightings, known_languages(rulings)), run)
+        merged = merge_rulings(rulings, new)
+        warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
+        report = IngestReport(
+            run=run,
+            files=tuple(reports),
+            rulings_read=new.num_rows,
+            new_keys=merged.num_rows - rulings.num_rows,
+            warnings=(*warnings, *repair_warnings),
+            ambiguous=tuple(ambiguous),
+            stored=not (strict and any(r.status is FileStatus.REJECTED for r in reports)),
+            started_at=started,
+            finished_at=dt.datetime.now(tz=dt.UTC),
+        )
+        if report.stored:
+            tables = {"runs": pa.concat_tables([runs, _run_row(report, paths)])}
+            written = [r for r in reports if r.status is not FileStatus.SKIPPED]
+            if written:
+                tables["files"] = pa.concat_tables([files_table, _file_rows(written, run)])
+            if new.num_rows:
+                old = store.read_table(out, "sightings")
+                tables["sightings"] = pa.concat_tables([old, new.drop_columns([RULING_TEXT])])
+                tables["rulings"] = merged
+            store.commit(out, tables)
+    return report
+
+
+def _ingest_file(
+    root: Path,
+    file: read.InputFile,
+    *,
+    hints: SourceHints,
+    context: str,
+    done: set[tuple[str, str, str]],
+    date_order: DateOrder | None,
+    today: dt.date | None,
+) -> tuple[FileReport, tuple[Sighting, ...], bool]:
+    """Read, parse and extract one file; a bad file becomes a rejected report."""
+    sha = None
+    try:
+        data = read.read_bytes(file, root)
+        sha = read.sha256_bytes(data)
+        if (file.name, sha, context) in done:
+            return FileReport(file.name, sha, FileStatus.SKIPPED, context=context), (), False
+        doc = read.to_document(file.name, data, hints)
+        parsed = parse(doc)
+        found = extract(doc, parsed, date_order=date_order, today=today)
+    except InputError as exc:
+        report = FileReport(file.name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
+        return report, (), False
+    report = FileReport(
+        source_path=file.name,
+        source_sha256=sha,
+        status=FileStatus.STORED,
+        layout=parsed.layout,
+        encoding=doc.encoding,
+        rulings=len(found.sightings),
+        warnings=doc.warnings + found.warnings,
+        context=context,
+    )
+    return report, found.sightings, found.ambiguous
+
+
+def _manifest_for(root: Path, manifest: Path | None) -> dict[str, SourceHints]:
+    if manifest is not None:
+        return read.read_manifest(manifest)
+    default = root / read.MANIFEST_NAME
+    return read.read_manifest(default) if default.is_file() else {}
+
+
+def _context(hints: SourceHints, date_order: DateOrder | None) -> str:
+    """What besides a file's bytes decides its rows: a changed hint means a re-read."""
+    order = hints.date_order or date_order
+    return json.dumps(
+        {"card": hints.card, "source": hints.source, "date_order": order and order.value},
+        sort_keys=True,
+    )
+
+
+def _stored_files(files: pa.Table) -> set[tuple[str, str, str]]:
+    stored = files.filter(pc.field("status") == FileStatus.STORED.value)
+    columns = [stored[name].to_pylist() for name in ("source_path", "source_sha256", "context")]
+    return {(str(p), str(s), str(c)) for p, s, c in zip(*columns, strict=True)}
+
+
+def _with_languages(sightings: list[Sighting], known: dict[str, str]) -> list[Sighting]:
+    """Give each sighting its text's language, detecting each distinct text once."""
+    langs = dict(known)
+    out = []
+    for s in sightings:
+        if s.text_hash not in langs:
+            langs[s.text_hash] = detect_language(s.ruling_text or s.text)
+        out.append(replace(s, lang=langs[s.text_hash]))
+    return out
+
+
+def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
+    return pa.table(
+        {
+            "run": [run] * len(reports),
+            "source_path": [r.source_path for r in reports],
+            "source_sha256": [r.source_sha256 for r in reports],
+            "status": [r.status.value for r in reports],
+            "reason": [r.reason for r in reports],
+            "layout": [r.layout.value if r.layout else None for r in reports],
+            "encoding": [r.encoding for r in reports],
+            "rulings": [r.rulings for r in reports],
+            "warnings": [list(r.warnings) for r in reports],
+            "context": [r.context for r in reports],
+        },
+        schema=FILES,
+    )
+
+
+def _run_row(report: IngestReport, paths: list[Path]) -> pa.Table:
+    return pa.table(
+        {
+            "run": [report.run],
+            "started_at": [report.started_at],
+            "finished_at": [report.finished_at],
+            "inputs": [[str(p) for p in paths]],
+            "files_read": [report.count(FileStatus.STORED)],
+            "files_skipped": [report.count(FileStatus.SKIPPED)],
+            "files_rejected": [report.count(FileStatus.REJECTED)],
+            "rulings_read": [report.rulings_read],
+            "new_keys": [report.new_keys],
+            "duplicates": [report.duplicates],
+            "warnings": [len(report.warnings)],
+            "status": ["partial" if report.rejected else "ok"],
+        },
+        schema=RUNS,
+    )

@@ -1,0 +1,130 @@
+"""Typed records passed between the stages, and the enumerations they use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+
+class Layout(StrEnum):
+    """The raw layouts the parsers recognise."""
+
+    PLAIN = "plain"
+    BULLET = "bullet"
+    RULES_EXCERPT = "rules_excerpt"
+
+
+class Kind(StrEnum):
+    """What a row is: a card ruling or a rules paragraph."""
+
+    RULING = "ruling"
+    RULE = "rule"
+
+
+class DateOrder(StrEnum):
+    """Order of day and month in a numeric date such as 07/06/2013."""
+
+    DMY = "dmy"
+    MDY = "mdy"
+
+
+class FileStatus(StrEnum):
+    """What a run did with one input file."""
+
+    STORED = "stored"
+    SKIPPED = "skipped"
+    REJECTED = "rejected"
+
+
+class CardOrigin(StrEnum):
+    """Where a row's card name came from."""
+
+    TITLE = "title"
+    MANIFEST = "manifest"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceHints:
+    """What the manifest (or the command line) says about one raw file."""
+
+    card: str | None = None
+    source: str | None = None
+    fetched_at: str | None = None
+    date_order: DateOrder | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RawDocument:
+    """One raw file, decoded to text with normalised line ends."""
+
+    path: str
+    sha256: str
+    text: str
+    encoding: str
+    hints: SourceHints = field(default_factory=SourceHints)
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRuling:
+    """One ruling or rule as a parser found it, before normalisation."""
+
+    position: int
+    text: str
+    date_printed: str | None
+    kind: Kind
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDocument:
+    """What a parser returns for one document."""
+
+    layout: Layout
+    title: str | None
+    rulings: tuple[ParsedRuling, ...]
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Sighting:
+    """One ruling read from one document: a row of sightings.parquet."""
+
+    source_path: str
+    source_sha256: str
+    source: str
+    layout: Layout
+    position: int
+    date_printed: str | None
+    text_hash: str
+    text: str
+    card: str | None
+    card_printed: str | None
+    card_origin: CardOrigin | None
+    effective_date: dt.date | None
+    kind: Kind
+    date_ambiguous: bool
+    symbol_gap: bool
+    repaired_from: str | None = None
+    ruling_text: str | None = None  # the ruling's text when it differs from what was read
+    lang: str | None = None
+    oracle_id: str | None = None
+    rule_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    """How one input file fared in a run: a row of files.parquet."""
+
+    source_path: str
+    source_sha256: str | None
+    status: FileStatus
+    reason: str | None = None
+    layout: Layout | None = None
+    encoding: str | None = None
+    rulings: int = 0
+    warnings: tuple[str, ...] = ()
+    context: str = ""

@@ -1,0 +1,81 @@
+"""Pure text functions: cleaning, folding, hashing, stripped-symbol detection, card titles."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_QUOTES = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+})  # fmt: skip
+_INVISIBLE = str.maketrans({"\u200b": None, "\ufeff": None})
+_SPACE = re.compile(r"\s+")
+_SYMBOL = re.compile(r"\{[^{}\s]{1,8}\}")
+# A gap a stripped symbol leaves: two or more blanks, or a non-breaking one, between
+# words, but not the double space some writers put after a full stop.
+_GAP = re.compile(
+    r"(?<![.!?:;)\"'\u201d\u2019])(?:[ \t]{2,}|[ \t]*[\u00a0\u2007\u202f][ \t]*)(?=\S)"
+)
+
+GENERIC_TITLES = frozenset({
+    "card rulings", "rulings", "ruling", "rulings and notes", "notes", "card notes", "search",
+    "search results", "rules", "comprehensive rules", "faq", "errata", "release notes",
+    "oracle", "gatherer", "card", "cards", "untitled", "glossary", "keywords",
+    "regeln", "entscheidungen", "urteile", "hinweise", "règles", "décisions", "reglas",
+    "regole", "regras", "판정", "룰링", "규칙", "裁定", "ルール", "правила", "решения",
+})  # fmt: skip
+_TITLE_AFFIXES = re.compile(
+    r"^(?:(?:card\s+)?rulings?\s+(?:for|of|on)\s+|rulings?:\s*)(?P<a>.+)$"
+    r"|^(?P<b>.+?)\s*(?:[-\u2013\u2014:]\s*)?(?:card\s+)?rulings?$",
+    re.IGNORECASE,
+)
+
+
+def clean(text: str) -> str:
+    """Readable text: NFC, invisible characters dropped, white space runs to one space."""
+    nfc = unicodedata.normalize("NFC", text).translate(_INVISIBLE)
+    return _SPACE.sub(" ", nfc).strip()
+
+
+def fold(text: str) -> str:
+    """The form that is hashed: clean text with curly quotes and apostrophes straightened."""
+    return clean(unicodedata.normalize("NFC", text).translate(_QUOTES))
+
+
+def text_hash(text: str) -> str:
+    """Lowercase hex sha256 of the folded text: the ruling's identity across typography."""
+    return hashlib.sha256(fold(text).encode("utf-8")).hexdigest()
+
+
+def has_symbols(text: str) -> bool:
+    """Tell whether the text holds a mana or tap symbol such as {X}, {2} or {G/P}."""
+    return _SYMBOL.search(text) is not None
+
+
+def skeleton(text: str) -> str:
+    """Folded text with symbols removed: what a scraper that strips symbols would leave."""
+    return _SPACE.sub(" ", _SYMBOL.sub(" ", fold(text))).strip()
+
+
+def has_symbol_gap(raw: str) -> bool:
+    """Tell whether raw text shows the gap a stripped symbol leaves ("has   in its cost")."""
+    return _GAP.search(raw.strip()) is not None
+
+
+def card_from_title(title: str | None) -> str | None:
+    """Return the card name a document title names, or None for a generic heading."""
+    if title is None:
+        return None
+    name = clean(title)
+    if name.casefold() in GENERIC_TITLES:
+        return None
+    match = _TITLE_AFFIXES.match(name)
+    if match is not None:
+        name = (match.group("a") or match.group("b") or "").strip()
+    if not name or name.casefold() in GENERIC_TITLES:
+        return None
+    if len(name) > 60 or name[-1] in ".!?;" or len(name.split()) > 8:  # noqa: PLR2004
+        return None  # a sentence, not a card name
+    return name

@@ -1,0 +1,43 @@
+"""One parser per raw layout, chosen by looking at the content, never at the file name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from pipeline.errors import InputError
+from pipeline.parsers import bullet, plain, rules_excerpt
+
+if TYPE_CHECKING:
+    from pipeline.models import Layout, ParsedDocument, RawDocument
+
+
+class Parser(Protocol):
+    """What every parser module provides."""
+
+    LAYOUT: Layout
+
+    def detect(self, text: str) -> bool:
+        """Tell whether TEXT is in this parser's layout."""
+
+    def parse(self, doc: RawDocument) -> ParsedDocument:
+        """Turn a document in this layout into rulings."""
+
+
+# Most specific first: a bullet dump also has date lines, and any prose is an excerpt.
+PARSERS: tuple[Parser, ...] = (bullet, plain, rules_excerpt)
+
+
+def detect(doc: RawDocument) -> Parser:
+    """Return the parser for DOC's layout, or raise InputError naming why none fits."""
+    for parser in PARSERS:
+        if parser.detect(doc.text):
+            return parser
+    raise InputError(doc.path, "no known layout: no dated rulings and no prose paragraphs")
+
+
+def parse(doc: RawDocument) -> ParsedDocument:
+    """Detect DOC's layout and parse it; raise InputError if it holds no rulings."""
+    parsed = detect(doc).parse(doc)
+    if not parsed.rulings:
+        raise InputError(doc.path, f"no rulings found ({parsed.layout} layout)")
+    return parsed

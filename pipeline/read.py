@@ -1,0 +1,183 @@
+"""Bytes to text: finding raw files, decoding them, and reading the manifest."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from pipeline.errors import InputError, UsageError
+from pipeline.models import DateOrder, RawDocument, SourceHints
+
+MANIFEST_NAME = "manifest.csv"
+MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_order"})
+# Files that describe the raw folder rather than hold rulings.
+_IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"})
+# Control characters that never appear in a text dump (tab, LF, CR and FF are allowed).
+_CONTROL_BYTES = frozenset(range(32)) - {9, 10, 12, 13}
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """A raw file to ingest: where it is and the name it is stored under."""
+
+    path: Path
+    name: str
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Return the lowercase hex sha256 of some bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[InputFile]]]:
+    """List the files under each PATH, as (raw root, files named relative to it)."""
+    found: list[tuple[Path, list[InputFile]]] = []
+    skip = {manifest.resolve()} if manifest is not None else set()
+    for given in paths:
+        if not given.exists():
+            msg = f"{given}: no such file or folder"
+            raise UsageError(msg)
+        if given.is_dir():
+            root = given
+            files = sorted(p for p in given.rglob("*") if p.is_file() or p.is_symlink())
+        else:
+            root = given.parent
+            files = [given]
+        inputs = [
+            InputFile(path=p, name=p.relative_to(root).as_posix())
+            for p in files
+            if p.resolve() not in skip
+            and not (given.is_dir() and p.name in _IGNORED_NAMES)
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        ]
+        found.append((root, inputs))
+    return found
+
+
+def read_manifest(path: Path) -> dict[str, SourceHints]:
+    """Read a manifest CSV into hints keyed by path relative to the raw root."""
+    try:
+        text = decode(path.read_bytes(), str(path))[0]
+    except OSError as exc:
+        msg = f"{path}: cannot read the manifest ({exc.strerror})"
+        raise UsageError(msg) from exc
+    except InputError as exc:
+        raise UsageError(str(exc)) from exc
+    reader = csv.DictReader(io.StringIO(text))
+    columns = set(reader.fieldnames or ())
+    if "path" not in columns:
+        msg = f"{path}: a manifest needs a 'path' column (found: {sorted(columns)})"
+        raise UsageError(msg)
+    unknown = columns - MANIFEST_COLUMNS
+    if unknown:
+        msg = (
+            f"{path}: unknown manifest columns {sorted(unknown)}; known: {sorted(MANIFEST_COLUMNS)}"
+        )
+        raise UsageError(msg)
+    hints: dict[str, SourceHints] = {}
+    for line, row in enumerate(reader, start=2):
+        rel = (row.get("path") or "").strip()
+        order = (row.get("date_order") or "").strip().lower() or None
+        if order is not None and order not in {o.value for o in DateOrder}:
+            msg = f"{path}:{line}: date_order must be dmy or mdy, got {order!r}"
+            raise UsageError(msg)
+        hints[_manifest_key(path, line, rel)] = SourceHints(
+            card=(row.get("card") or "").strip() or None,
+            source=(row.get("source") or "").strip() or None,
+            fetched_at=(row.get("fetched_at") or "").strip() or None,
+            date_order=DateOrder(order) if order else None,
+        )
+    return hints
+
+
+def _manifest_key(manifest: Path, line: int, rel: str) -> str:
+    pure = PurePosixPath(rel.replace("\\", "/"))
+    if not rel or pure.is_absolute() or ".." in pure.parts:
+        msg = f"{manifest}:{line}: path {rel!r} must be relative to the raw root and stay inside it"
+        raise UsageError(msg)
+    return pure.as_posix()
+
+
+def read_bytes(file: InputFile, root: Path) -> bytes:
+    """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read."""
+    try:
+        if not file.path.resolve().is_relative_to(root.resolve()):
+            raise InputError(file.name, "the file (or a link to it) lies outside the raw root")
+        return file.path.read_bytes()
+    except OSError as exc:
+        raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
+
+
+def to_document(name: str, data: bytes, hints: SourceHints) -> RawDocument:
+    """Decode a raw file's bytes into a document; raise InputError if they are not text."""
+    text, encoding, warnings = decode(data, name)
+    return RawDocument(
+        path=name,
+        sha256=sha256_bytes(data),
+        text=text,
+        encoding=encoding,
+        hints=hints,
+        warnings=warnings,
+    )
+
+
+def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
+    """Decode raw bytes to text with LF line ends; return (text, encoding, warnings)."""
+    if not data.strip():
+        raise InputError(name, "empty file")
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return _decode_as(data[len(bom) :], encoding, name), encoding.removesuffix("-sig"), ()
+    guessed = _guess_utf16(data)
+    if guessed is not None:
+        warning = f"no byte-order mark; decoded as {guessed} from its zero bytes"
+        return _decode_as(data, guessed, name), guessed, (warning,)
+    if any(b in _CONTROL_BYTES for b in data[:8192]):
+        raise InputError(name, "binary file (control bytes in the first 8 KiB), not text")
+    try:
+        return _lines(data.decode("utf-8")), "utf-8", ()
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError as exc:
+        reason = f"undecodable: neither UTF-8 nor cp1252 (byte {exc.object[exc.start]:#04x})"
+        raise InputError(name, reason) from exc
+    return _lines(text), "cp1252", ("not UTF-8; decoded as cp1252",)
+
+
+def _decode_as(data: bytes, encoding: str, name: str) -> str:
+    try:
+        return _lines(data.decode(encoding))
+    except UnicodeDecodeError as exc:
+        raise InputError(name, f"undecodable as {encoding}: {exc.reason}") from exc
+
+
+def _guess_utf16(data: bytes) -> str | None:
+    """Recognise UTF-16 without a BOM by where its zero bytes fall (mostly-Latin text)."""
+    sample = data[:4096]
+    if len(sample) < 4 or len(sample) % 2:  # noqa: PLR2004 - two code units at least
+        return None
+    even = sample[0::2].count(0)
+    odd = sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd > half * 0.6 and even == 0:
+        return "utf-16-le"
+    if even > half * 0.6 and odd == 0:
+        return "utf-16-be"
+    return None
+
+
+def _lines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -1,0 +1,106 @@
+"""The explicit Arrow schemas of the dataset's files: the contract notebooks rely on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+VERSION_KEY = b"pipeline.schema_version"
+TABLE_KEY = b"pipeline.table"
+
+
+def _schema(fields: list[pa.Field[Any]]) -> pa.Schema:
+    return pa.schema(fields)
+
+
+_KEY_FIELDS: list[pa.Field[Any]] = [
+    pa.field("text_hash", pa.string(), nullable=False),
+    pa.field("card", pa.string()),
+    pa.field("effective_date", pa.date32()),
+]
+
+RULINGS = _schema(
+    [
+        *_KEY_FIELDS,
+        pa.field("card_printed", pa.string()),
+        pa.field("oracle_id", pa.string()),
+        pa.field("rule_id", pa.string()),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("lang", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("first_run", pa.int64(), nullable=False),
+        pa.field("last_run", pa.int64(), nullable=False),
+        pa.field("sightings", pa.int64(), nullable=False),
+    ]
+)
+
+SIGHTINGS = _schema(
+    [
+        pa.field("run", pa.int64(), nullable=False),
+        pa.field("source_path", pa.string(), nullable=False),
+        pa.field("source_sha256", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("layout", pa.string(), nullable=False),
+        pa.field("position", pa.int64(), nullable=False),
+        pa.field("date_printed", pa.string()),
+        *_KEY_FIELDS,
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("card_printed", pa.string()),
+        pa.field("card_origin", pa.string()),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("lang", pa.string(), nullable=False),
+        pa.field("oracle_id", pa.string()),
+        pa.field("rule_id", pa.string()),
+        pa.field("date_ambiguous", pa.bool_(), nullable=False),
+        pa.field("symbol_gap", pa.bool_(), nullable=False),
+        pa.field("repaired_from", pa.string()),
+    ]
+)
+
+FILES = _schema(
+    [
+        pa.field("run", pa.int64(), nullable=False),
+        pa.field("source_path", pa.string(), nullable=False),
+        pa.field("source_sha256", pa.string()),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("reason", pa.string()),
+        pa.field("layout", pa.string()),
+        pa.field("encoding", pa.string()),
+        pa.field("rulings", pa.int64(), nullable=False),
+        pa.field("warnings", pa.list_(pa.string()), nullable=False),
+        pa.field("context", pa.string(), nullable=False),
+    ]
+)
+
+RUNS = _schema(
+    [
+        pa.field("run", pa.int64(), nullable=False),
+        pa.field("started_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("finished_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("inputs", pa.list_(pa.string()), nullable=False),
+        pa.field("files_read", pa.int64(), nullable=False),
+        pa.field("files_skipped", pa.int64(), nullable=False),
+        pa.field("files_rejected", pa.int64(), nullable=False),
+        pa.field("rulings_read", pa.int64(), nullable=False),
+        pa.field("new_keys", pa.int64(), nullable=False),
+        pa.field("duplicates", pa.int64(), nullable=False),
+        pa.field("warnings", pa.int64(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+    ]
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "rulings": RULINGS,
+    "sightings": SIGHTINGS,
+    "files": FILES,
+    "runs": RUNS,
+}
+
+
+def with_metadata(name: str, schema: pa.Schema) -> pa.Schema:
+    """Attach the table name and schema version that readers and migrations check."""
+    return schema.with_metadata(
+        {VERSION_KEY: str(SCHEMA_VERSION).encode(), TABLE_KEY: name.encode()}
+    )

@@ -1,0 +1,114 @@
+"""The command line: exit codes, messages and the printed summary."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+from click.testing import CliRunner
+
+from pipeline import store
+from pipeline.cli import cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_ingest_prints_the_summary_and_exits_0(raw_copy: Path, out: Path) -> None:
+    """A clean run prints its counts and exits 0."""
+    code, stdout, _ = _run("ingest", str(raw_copy), "--out", str(out))
+    assert code == 0
+    lines = stdout.splitlines()
+    assert lines[0] == "run 1: stored"
+    assert "  files read      5" in lines
+    assert "  rulings read    77" in lines
+    assert "  new keys        77" in lines
+    assert "  duplicates      0" in lines
+    assert "  warnings        1" in lines
+
+
+def test_rejected_input_exits_3_and_names_the_file(raw_copy: Path, out: Path) -> None:
+    """Some inputs rejected, the rest stored: exit 3, each rejection on its own line."""
+    (raw_copy / "blank.txt").write_text("\n\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw_copy), "--out", str(out))
+    assert code == 3
+    assert "rejected:\n  blank.txt: empty file" in stdout
+    assert "run 1: stored" in stdout
+
+
+def test_strict_rejection_exits_1(raw_copy: Path, out: Path) -> None:
+    """With --strict a rejection fails the run and nothing is stored."""
+    (raw_copy / "blank.txt").write_text("\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw_copy), "--out", str(out), "--strict")
+    assert code == 1
+    assert stdout.startswith("run 1: NOT stored (--strict)")
+    assert not (out / "rulings.parquet").exists()
+
+
+def test_ambiguous_document_is_named(tmp_path: Path, out: Path) -> None:
+    """An undecidable document is listed under its own heading."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "amb.txt").write_text("Rift Bolt\n\n07/06/2013\n\nA ruling.\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
+    assert code == 0
+    assert "ambiguous dates (left empty):\n  amb.txt" in stdout
+
+
+def test_missing_path_is_a_usage_error(tmp_path: Path, out: Path) -> None:
+    """A path that does not exist exits 2 with one Error: line."""
+    code, _, stderr = _run("ingest", str(tmp_path / "nope"), "--out", str(out))
+    assert code == 2
+    assert stderr == f"Error: {tmp_path / 'nope'}: no such file or folder\n"
+
+
+def test_bad_option_value_is_a_usage_error(raw_copy: Path) -> None:
+    """Click's own usage errors exit 2 too."""
+    code, _, stderr = _run("ingest", str(raw_copy), "--date-order", "ymd")
+    assert code == 2
+    assert "Invalid value for '--date-order'" in stderr
+
+
+def test_bad_manifest_is_a_usage_error(raw_copy: Path, out: Path) -> None:
+    """A manifest escaping the raw root stops the run before anything is read."""
+    manifest = raw_copy / "manifest.csv"
+    manifest.write_text("path\n../../etc/passwd\n", encoding="utf-8")
+    code, _, stderr = _run("ingest", str(raw_copy), "--out", str(out))
+    assert code == 2
+    assert "must be relative to the raw root and stay inside it" in stderr
+    assert not out.exists() or not list(out.glob("*.parquet"))
+
+
+def test_busy_dataset_exits_4(raw_copy: Path, out: Path) -> None:
+    """A second writer exits 4 with a message that says what to do."""
+    with store.writer_lock(out):
+        code, _, stderr = _run("ingest", str(raw_copy), "--out", str(out))
+    assert code == 4
+    assert "another ingest is writing this dataset" in stderr
+    assert "--wait SECONDS" in stderr
+
+
+def test_module_entry_point_and_defaults(raw_copy: Path, tmp_path: Path) -> None:
+    """`python -m pipeline ingest` reads raw/ into normalized/ by default, with no bar in a pipe."""
+    work = tmp_path / "work"
+    work.mkdir()
+    raw_copy.rename(work / "raw")
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "ingest"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert (work / "normalized" / "rulings.parquet").exists()

@@ -1,0 +1,184 @@
+"""The ingest stage end to end: dedupe, re-runs, bad input, ambiguity, order independence."""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import RAW, SEEDS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline import ingest
+from pipeline.models import DateOrder, FileStatus
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
+
+
+def _table(out: Path, name: str) -> list[dict[str, object]]:
+    return pq.read_table(out / f"{name}.parquet").to_pylist()
+
+
+def test_seeds_ingest_into_one_run(raw_copy: Path, out: Path) -> None:
+    """The shipped raw folder: five files, 77 rulings, one warning for the unknown card."""
+    report = ingest([raw_copy], out=out)
+    assert (report.run, report.count(FileStatus.STORED), report.rulings_read) == (1, 5, 77)
+    assert report.rejected == ()
+    assert report.warnings == (
+        (
+            "003_4e428d287bba6602.txt: no card: the title 'Rulings' is not a card name "
+            "and the manifest names none"
+        ),
+    )
+    rulings = _table(out, "rulings")
+    assert len(rulings) == report.new_keys == 77
+    stripped = [r for r in _table(out, "sightings") if r["repaired_from"]]
+    assert [(r["source_path"], r["card"]) for r in stripped] == [
+        ("000_3c6244a5804b91f0.txt", "The Tenth Doctor"),
+        ("003_4e428d287bba6602.txt", None),
+    ]
+    assert all(
+        "{X}" in str(r["text"]) for r in rulings if "in its mana cost, you must" in str(r["text"])
+    )
+
+
+def test_same_ruling_twice_is_one_key_with_two_sightings(tmp_path: Path, out: Path) -> None:
+    """A file copied under another name adds sightings, not rulings."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("a.txt", "b.txt"):
+        shutil.copy(RAW / SEEDS[1], raw / name)
+    report = ingest([raw], out=out)
+    assert (report.rulings_read, report.new_keys, report.duplicates) == (26, 13, 13)
+    assert {r["sightings"] for r in _table(out, "rulings")} == {2}
+    assert len(_table(out, "sightings")) == 26
+
+
+def test_unchanged_reingest_adds_only_the_run_record(raw_copy: Path, out: Path) -> None:
+    """Same bytes again: files are skipped and no data file is rewritten."""
+    ingest([raw_copy], out=out)
+    before = {p.name: p.read_bytes() for p in out.glob("*.parquet")}
+    report = ingest([raw_copy], out=out)
+    assert (report.run, report.count(FileStatus.SKIPPED), report.rulings_read) == (2, 5, 0)
+    after = {p.name: p.read_bytes() for p in out.glob("*.parquet")}
+    assert {k for k in after if after[k] != before[k]} == {"runs.parquet"}
+    assert [r["run"] for r in _table(out, "runs")] == [1, 2]
+
+
+def test_changed_file_is_read_again(raw_copy: Path, out: Path) -> None:
+    """A file whose bytes changed is a new sighting; unchanged rulings keep their key."""
+    ingest([raw_copy], out=out)
+    seed = raw_copy / SEEDS[1]
+    seed.write_text(seed.read_text(encoding="utf-8") + "\n\n2024-03-01\n\nA new ruling.\n", "utf-8")
+    report = ingest([raw_copy], out=out)
+    assert (report.count(FileStatus.STORED), report.rulings_read, report.new_keys) == (1, 14, 1)
+    new = [r for r in _table(out, "rulings") if r["first_run"] == 2]
+    assert [(r["card"], r["text"]) for r in new] == [("Rift Bolt", "A new ruling.")]
+    assert {r["last_run"] for r in _table(out, "rulings") if r["card"] == "Rift Bolt"} == {2}
+
+
+def test_bad_files_are_rejected_and_the_rest_stored(raw_copy: Path, out: Path) -> None:
+    """Each bad file is named with its reason; the good ones are stored."""
+    (raw_copy / "empty.txt").write_bytes(b"")
+    (raw_copy / "image.png").write_bytes(PNG)
+    (raw_copy / "headings.txt").write_text("Rulings\n\nSearch\n", encoding="utf-8")
+    report = ingest([raw_copy], out=out)
+    assert {(f.source_path, f.reason) for f in report.rejected} == {
+        ("empty.txt", "empty file"),
+        ("image.png", "binary file (control bytes in the first 8 KiB), not text"),
+        ("headings.txt", "no known layout: no dated rulings and no prose paragraphs"),
+    }
+    assert report.count(FileStatus.STORED) == 5
+    files = {r["source_path"]: r["status"] for r in _table(out, "files")}
+    assert files["empty.txt"] == "rejected"
+
+
+def test_strict_stores_nothing(raw_copy: Path, out: Path) -> None:
+    """With strict, one rejection means the run stores nothing at all."""
+    (raw_copy / "empty.txt").write_bytes(b"")
+    report = ingest([raw_copy], out=out, strict=True)
+    assert not report.stored
+    assert not list(out.glob("*.parquet"))
+
+
+def test_link_out_of_the_root_is_rejected(raw_copy: Path, out: Path, tmp_path: Path) -> None:
+    """A symlink that escapes the raw root is not followed."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("Card\n\n2024-01-01\n\nSecret.\n", encoding="utf-8")
+    (raw_copy / "link.txt").symlink_to(secret)
+    report = ingest([raw_copy], out=out)
+    assert [(f.source_path, f.reason) for f in report.rejected] == [
+        ("link.txt", "the file (or a link to it) lies outside the raw root")
+    ]
+
+
+AMBIGUOUS = "Rift Bolt\n\n07/06/2013\n\nA ruling.\n\n02/02/2024\n\nAnother.\n"
+
+
+def test_ambiguous_dates_stay_empty_and_are_reported(tmp_path: Path, out: Path) -> None:
+    """No date decides the order and no hint is given: dates stay null, the file is named."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "amb.txt").write_text(AMBIGUOUS, encoding="utf-8")
+    report = ingest([raw], out=out)
+    assert report.ambiguous == ("amb.txt",)
+    rows = [
+        (r["date_printed"], r["effective_date"], r["date_ambiguous"])
+        for r in _table(out, "sightings")
+    ]
+    assert [(p, d is None, a) for p, d, a in rows] == [
+        ("07/06/2013", True, True),
+        ("02/02/2024", False, False),
+    ]
+
+
+@pytest.mark.parametrize("via", ["manifest", "option"])
+def test_date_order_hint_resolves_ambiguity(tmp_path: Path, out: Path, via: str) -> None:
+    """The manifest's date_order or --date-order decides an undecided document."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "amb.txt").write_text(AMBIGUOUS, encoding="utf-8")
+    if via == "manifest":
+        (raw / "manifest.csv").write_text("path,date_order\namb.txt,mdy\n", encoding="utf-8")
+    report = ingest([raw], out=out, date_order=DateOrder.MDY if via == "option" else None)
+    assert report.ambiguous == ()
+    dates = [str(r["effective_date"]) for r in _table(out, "sightings")]
+    assert dates == ["2013-07-06", "2024-02-02"]
+
+
+def test_future_and_invalid_dates_are_kept_and_warned(tmp_path: Path, out: Path) -> None:
+    """A date in the future is kept; an impossible one stays printed with an empty date."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    text = "Rift Bolt\n\n19/03/2021\n\nA.\n\n31/02/2024\n\nB.\n\n01/01/2999\n\nC.\n"
+    (raw / "d.txt").write_text(text, encoding="utf-8")
+    report = ingest([raw], out=out)
+    assert report.warnings == (
+        "d.txt: invalid date '31/02/2024': kept as printed, date left empty",
+        "d.txt: date '01/01/2999' is in the future; kept",
+    )
+    dates = [str(r["effective_date"]) for r in _table(out, "sightings")]
+    assert dates == ["2021-03-19", "None", "2999-01-01"]
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(order=st.permutations(SEEDS))
+def test_rulings_do_not_depend_on_input_order(
+    tmp_path_factory: pytest.TempPathFactory, order: list[str]
+) -> None:
+    """Listing the same files in any order gives byte-identical rulings."""
+    base = tmp_path_factory.mktemp("perm")
+    reference = base / "ref"
+    ingest([RAW / name for name in SEEDS], out=reference)
+    permuted = base / "perm"
+    ingest([RAW / name for name in order], out=permuted)
+    assert (reference / "rulings.parquet").read_bytes() == (
+        permuted / "rulings.parquet"
+    ).read_bytes()

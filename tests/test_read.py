@@ -1,0 +1,122 @@
+"""Bytes to text: encodings, line ends, unusable files, the manifest."""
+
+from __future__ import annotations
+
+import codecs
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pipeline.errors import InputError, UsageError
+from pipeline.models import DateOrder
+from pipeline.read import decode, discover, read_manifest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TEXT = "Rift Bolt\r\n\r\n2024-02-02\r\n\r\nCards exiled with suspend aren\u2019t cast.\r\n"
+EXPECTED = "Rift Bolt\n\n2024-02-02\n\nCards exiled with suspend aren\u2019t cast.\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        (TEXT.encode("utf-8"), "utf-8"),
+        (codecs.BOM_UTF8 + TEXT.encode("utf-8"), "utf-8"),
+        (codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le"), "utf-16-le"),
+        (codecs.BOM_UTF16_BE + TEXT.encode("utf-16-be"), "utf-16-be"),
+        (TEXT.replace("\r\n", "\r").encode("utf-8"), "utf-8"),
+    ],
+    ids=["utf8", "utf8-bom", "utf16le-bom", "utf16be-bom", "bare-cr"],
+)
+def test_decodes_supported_encodings(data: bytes, encoding: str) -> None:
+    """BOMs pick the codec; CRLF and bare CR become LF; no warning is raised."""
+    text, found, warnings = decode(data, "x.txt")
+    assert (text, found, warnings) == (EXPECTED, encoding, ())
+
+
+def test_cp1252_fallback_is_reported() -> None:
+    """Text that is not UTF-8 decodes as cp1252, with a warning saying so."""
+    text, encoding, warnings = decode(TEXT.encode("cp1252"), "x.txt")
+    assert text == EXPECTED
+    assert encoding == "cp1252"
+    assert warnings == ("not UTF-8; decoded as cp1252",)
+
+
+def test_utf16_without_bom_is_recognised_and_reported() -> None:
+    """UTF-16 without a BOM is recognised by its zero bytes and reported."""
+    text, encoding, warnings = decode(TEXT.encode("utf-16-le"), "x.txt")
+    assert (text, encoding) == (EXPECTED, "utf-16-le")
+    assert "no byte-order mark" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty file"),
+        (b"  \n\r\n", "empty file"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
+        (b"caf\xc3 \x81\x8d", "undecodable: neither UTF-8 nor cp1252 (byte 0x81)"),
+        (codecs.BOM_UTF8 + b"\xff\xfe bad", "undecodable as utf-8-sig"),
+    ],
+    ids=["empty", "blank", "png", "not-utf8-nor-cp1252", "bad-after-bom"],
+)
+def test_unusable_bytes_raise_input_error(data: bytes, reason: str) -> None:
+    """Unusable files raise InputError naming the file and the reason."""
+    with pytest.raises(InputError) as caught:
+        decode(data, "dir/bad.txt")
+    assert caught.value.path == "dir/bad.txt"
+    assert caught.value.reason.startswith(reason)
+    assert str(caught.value).startswith("dir/bad.txt: ")
+
+
+def test_manifest_reads_hints(tmp_path: Path) -> None:
+    """Manifest rows become hints keyed by their relative path."""
+    manifest = tmp_path / "m.csv"
+    manifest.write_text(
+        "path,card,source,fetched_at,date_order\n"
+        "a/b.txt,Rift Bolt,gatherer,2024-02-03,DMY\nc.txt,,,,\n",
+        encoding="utf-8",
+    )
+    hints = read_manifest(manifest)
+    assert hints["a/b.txt"].card == "Rift Bolt"
+    assert hints["a/b.txt"].source == "gatherer"
+    assert hints["a/b.txt"].date_order is DateOrder.DMY
+    assert hints["c.txt"].card is None
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("card\nX\n", "a manifest needs a 'path' column"),
+        ("path,colour\na.txt,red\n", "unknown manifest columns ['colour']"),
+        ("path,date_order\na.txt,ymd\n", "m.csv:2: date_order must be dmy or mdy, got 'ymd'"),
+        ("path\n../../etc/passwd\n", "m.csv:2: path '../../etc/passwd' must be relative"),
+        ("path\n/etc/passwd\n", "m.csv:2: path '/etc/passwd' must be relative"),
+    ],
+    ids=["no-path", "unknown-column", "bad-order", "escapes-root", "absolute"],
+)
+def test_bad_manifest_is_a_usage_error(tmp_path: Path, content: str, message: str) -> None:
+    """A malformed manifest stops the run before anything is read, saying what is wrong."""
+    manifest = tmp_path / "m.csv"
+    manifest.write_text(content, encoding="utf-8")
+    with pytest.raises(UsageError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        read_manifest(manifest)
+
+
+def test_discover_names_files_relative_to_root(tmp_path: Path) -> None:
+    """Folders are read recursively; the manifest, READMEs and hidden files are not inputs."""
+    (tmp_path / "sub").mkdir()
+    for name in ("b.txt", "sub/a.txt", "manifest.csv", "README.md", ".hidden"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    [(root, files)] = discover([tmp_path], None)
+    assert root == tmp_path
+    assert [f.name for f in files] == ["b.txt", "sub/a.txt"]
+    [(root, files)] = discover([tmp_path / "sub" / "a.txt"], None)
+    assert (root, [f.name for f in files]) == (tmp_path / "sub", ["a.txt"])
+
+
+def test_discover_rejects_a_missing_path(tmp_path: Path) -> None:
+    """A PATH that does not exist is a usage error naming it."""
+    with pytest.raises(UsageError, match="nope: no such file or folder"):
+        discover([tmp_path / "nope"], None)
