@@ -13,8 +13,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
+# The changelog follows the summary whenever the run stored something (exit 0 or 3).
 run: $(STAMP)
-	$(PY) -m pipeline ingest $(RAW) --out $(OUT)
+	@$(PY) -m pipeline ingest $(RAW) --out $(OUT); rc=$$?; \
+	if [ $$rc -eq 0 ] || [ $$rc -eq 3 ]; then echo; $(PY) -m pipeline changelog --out $(OUT); fi; \
+	exit $$rc
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

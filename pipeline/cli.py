@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from tqdm import tqdm
 
-from pipeline.errors import PipelineError
+from pipeline.changelog import render_json, render_markdown
+from pipeline.dataset import load_changeset, load_history
+from pipeline.errors import PipelineError, UsageError
 from pipeline.ingest import IngestReport, ingest
 from pipeline.models import DateOrder, FileStatus
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import Iterable
 
     from pipeline.read import InputFile
@@ -77,12 +80,87 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             progress=_progress_bar,
         )
     except PipelineError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        _fail(exc)
     click.echo(summary(report))
     if not report.stored:
         sys.exit(EXIT_FAILED)
     sys.exit(EXIT_PARTIAL if report.rejected else EXIT_OK)
+
+
+@cli.command("changelog")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("normalized"),
+    show_default=True,
+    help="Dataset folder to read.",
+)
+@click.option("--run", "run", type=click.IntRange(min=1), help="Report this run.")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Report every run started on or after this date (YYYY-MM-DD).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "json"]),
+    default="markdown",
+    show_default=True,
+    help="Markdown for people, JSON for programs.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write to this file instead of standard output.",
+)
+def changelog_command(
+    out: Path, run: int | None, since: dt.datetime | None, fmt: str, output: Path | None
+) -> None:
+    """Show what changed in a run (default: the latest), grouped, with word diffs."""
+    if run is not None and since is not None:
+        _fail(UsageError("--run and --since exclude each other; give one"))
+    try:
+        cs = load_changeset(out, run=run, since=since.date() if since else None)
+    except PipelineError as exc:
+        _fail(exc)
+    text = render_json(cs) if fmt == "json" else render_markdown(cs)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+@cli.command("history")
+@click.argument("card")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("normalized"),
+    show_default=True,
+    help="Dataset folder to read.",
+)
+def history_command(card: str, out: Path) -> None:
+    """Every version of every ruling of CARD, oldest first, with when each came and went."""
+    try:
+        entries = load_history(out, card)
+    except PipelineError as exc:
+        _fail(exc)
+    click.echo(f"{card}: {len(entries)} versions")
+    for e in entries:
+        span = (
+            f"runs {e.appeared}-{e.disappeared - 1}, gone in run {e.disappeared}"
+            if (e.disappeared)
+            else f"since run {e.appeared} (current)"
+        )
+        date = str(e.effective_date or "undated")
+        click.echo(f"{date:<10}  {span:<32}  [{e.source}]  {e.text}")
+
+
+def _fail(exc: PipelineError) -> NoReturn:
+    click.echo(f"Error: {exc}", err=True)
+    sys.exit(exc.exit_code)
 
 
 def _progress_bar(items: Iterable[InputFile], total: int) -> Iterable[InputFile]:

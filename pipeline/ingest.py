@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from pipeline import read, store
 from pipeline.errors import InputError
 from pipeline.extract import extract
+from pipeline.history import changes_table, run_changes, with_current
 from pipeline.language import detect_language
 from pipeline.merge import (
     RULING_TEXT,
@@ -131,11 +132,21 @@ def ingest(
             if written:
                 tables["files"] = pa.concat_tables([files_table, _file_rows(written, run)])
             if new.num_rows:
-                old = store.read_table(out, "sightings")
-                tables["sightings"] = pa.concat_tables([old, new.drop_columns([RULING_TEXT])])
-                tables["rulings"] = merged
+                tables.update(_history_tables(out, new.drop_columns([RULING_TEXT]), merged, run))
             store.commit(out, tables)
     return report
+
+
+def _history_tables(out: Path, new: pa.Table, merged: pa.Table, run: int) -> dict[str, pa.Table]:
+    """The sightings, rulings (with `current`) and changes tables after this run."""
+    old = store.read_table(out, "sightings")
+    sightings = pa.concat_tables([old, new])
+    changes = changes_table(run_changes(old, new), run)
+    return {
+        "sightings": sightings,
+        "rulings": with_current(merged, sightings),
+        "changes": pa.concat_tables([store.read_table(out, "changes"), changes]),
+    }
 
 
 def _ingest_file(

@@ -18,6 +18,9 @@ KEY = ["text_hash", "card", "effective_date"]
 # Nulls (unknown card, undated) sort last.
 RULINGS_ORDER = [(name, "ascending", "at_end") for name in ("card", "effective_date", "text_hash")]
 RULING_TEXT = "ruling_text"
+# The rulings columns merge_rulings() builds; `current` is added from the snapshots.
+MERGED = [name for name in RULINGS.names if name != "current"]
+_MERGED_SCHEMA = pa.schema([RULINGS.field(name) for name in MERGED])
 _FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
 
 
@@ -53,14 +56,14 @@ def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
         .append_column("sightings", pa.array([1] * sightings.num_rows, pa.int64()))
     )
     combined = pa.concat_tables(
-        [existing.select(RULINGS.names).cast(RULINGS), fresh.select(RULINGS.names).cast(RULINGS)]
+        [existing.select(MERGED).cast(_MERGED_SCHEMA), fresh.select(MERGED).cast(_MERGED_SCHEMA)]
     )
     grouped = combined.group_by(KEY, use_threads=False).aggregate(
         [(name, "first") for name in _FIRST]
         + [("first_run", "min"), ("last_run", "max"), ("sightings", "sum")]
     )
     renamed = grouped.rename_columns([_strip_suffix(n) for n in grouped.column_names])
-    ordered = renamed.select(RULINGS.names).cast(RULINGS)
+    ordered = renamed.select(MERGED).cast(_MERGED_SCHEMA)
     # The stubs lag pyarrow: they do not know the per-key null placement.
     order = pc.sort_indices(ordered, sort_keys=RULINGS_ORDER)  # type: ignore[arg-type]
     return ordered.take(order)

@@ -33,6 +33,7 @@ RULINGS = _schema(
         pa.field("first_run", pa.int64(), nullable=False),
         pa.field("last_run", pa.int64(), nullable=False),
         pa.field("sightings", pa.int64(), nullable=False),
+        pa.field("current", pa.bool_(), nullable=False),
     ]
 )
 
@@ -91,11 +92,32 @@ RUNS = _schema(
     ]
 )
 
+CHANGES = _schema(
+    [
+        pa.field("run", pa.int64(), nullable=False),
+        pa.field("card", pa.string()),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("change", pa.string(), nullable=False),
+        pa.field("old_text_hash", pa.string()),
+        pa.field("new_text_hash", pa.string()),
+        pa.field("old_date", pa.date32()),
+        pa.field("new_date", pa.date32()),
+        pa.field("similarity", pa.float64()),
+        pa.field("rule_change", pa.bool_(), nullable=False),
+        pa.field("silent", pa.bool_(), nullable=False),
+        pa.field("first_seen", pa.bool_(), nullable=False),
+        pa.field("group", pa.string(), nullable=False),
+        pa.field("old_text", pa.string()),
+        pa.field("new_text", pa.string()),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "rulings": RULINGS,
     "sightings": SIGHTINGS,
     "files": FILES,
     "runs": RUNS,
+    "changes": CHANGES,
 }
 
 

@@ -1,0 +1,62 @@
+"""Reading the dataset back: which runs to report, their changeset, a card's history."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+import pyarrow.compute as pc
+
+from pipeline import store
+from pipeline.changelog import Changeset, changeset
+from pipeline.errors import UsageError
+from pipeline.history import HistoryEntry, card_history
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def require_dataset(out: Path) -> None:
+    """Raise a UsageError unless OUT holds a dataset this pipeline wrote."""
+    if not store.path_of(out, "runs").exists():
+        msg = f"{out}: no dataset here (no runs.parquet); run `pipeline ingest` first or pass --out"
+        raise UsageError(msg)
+
+
+def select_runs(out: Path, *, run: int | None = None, since: dt.date | None = None) -> list[int]:
+    """The runs a report covers: RUN, the runs started on or after SINCE, or the latest."""
+    require_dataset(out)
+    runs = store.read_table(out, "runs")
+    ids = [r for r in runs["run"].to_pylist() if isinstance(r, int)]
+    if run is not None:
+        if run not in ids:
+            msg = f"{out}: there is no run {run} (runs: {_span(ids)})"
+            raise UsageError(msg)
+        return [run]
+    if since is not None:
+        started = [t for t in runs["started_at"].to_pylist() if isinstance(t, dt.datetime)]
+        return [r for r, t in zip(ids, started, strict=True) if t.date() >= since]
+    return [max(ids)] if ids else []
+
+
+def _span(ids: list[int]) -> str:
+    return f"{min(ids)}-{max(ids)}" if ids else "none"
+
+
+def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None = None) -> Changeset:
+    """The changeset of the selected runs."""
+    return changeset(store.read_table(out, "changes"), select_runs(out, run=run, since=since))
+
+
+def load_history(out: Path, card: str) -> list[HistoryEntry]:
+    """Every version of every ruling of CARD; a card never read is a usage error."""
+    require_dataset(out)
+    sightings = store.read_table(out, "sightings")
+    entries = card_history(sightings, card)
+    if not entries:
+        names = sorted({c for c in pc.unique(sightings["card"]).to_pylist() if c})
+        close = [n for n in names if card.casefold() in n.casefold()][:5]
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        msg = f"no rulings of card {card!r} in {out}{hint}"
+        raise UsageError(msg)
+    return entries

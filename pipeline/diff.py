@@ -1,0 +1,178 @@
+"""Compare two snapshots of one card's rulings from one source: plain data out."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from rapidfuzz import fuzz
+
+from pipeline.normalize import fold
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Callable, Iterable
+
+# Removed and added rulings of the same card pair as one amendment at this fuzz.ratio
+# (0-100, Indel similarity of the folded texts) or above. On the 2024 suspend rewrite the
+# real amendments score 83-99 and the unrelated removed/added pairs at most 51 (see
+# tests/test_diff.py), so 70 sits in the middle of the gap.
+AMEND_THRESHOLD = 70.0
+
+
+class ChangeType(StrEnum):
+    """How a ruling differs between two snapshots."""
+
+    ADDED = "added"
+    REMOVED = "removed"
+    AMENDED = "amended"
+    REDATED = "redated"
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One ruling as a snapshot holds it; its identity is its text hash and date."""
+
+    text_hash: str
+    effective_date: dt.date | None
+    text: str = field(compare=False)
+
+    def sort_key(self) -> tuple[bool, dt.date | None, str]:
+        """Undated first, then by date, then by hash."""
+        return (self.effective_date is not None, self.effective_date, self.text_hash)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One difference between the last known and the new snapshot of a (card, source)."""
+
+    card: str | None
+    source: str
+    change: ChangeType
+    old: Version | None
+    new: Version | None
+    similarity: float | None
+    rule_change: bool
+    silent: bool
+    first_seen: bool
+
+    @property
+    def group(self) -> str:
+        """The same change of the same words on many cards is one group.
+
+        Amendments group by old and new text, removals and additions by their text, and
+        re-datings by text and both dates.
+        """
+        old, new = self.old, self.new
+        parts: list[object] = [self.change, old and old.text_hash, new and new.text_hash]
+        if self.change is ChangeType.REDATED and old is not None and new is not None:
+            parts += [old.effective_date, new.effective_date]
+        return hashlib.sha256(repr([str(p) for p in parts]).encode()).hexdigest()[:16]
+
+
+def compare(
+    before: Iterable[Version] | None,
+    after: Iterable[Version],
+    *,
+    card: str | None,
+    source: str,
+) -> list[Change]:
+    """List what changed from BEFORE (None: never read) to AFTER; unchanged rulings are left out.
+
+    Same text and date: unchanged. Same text, other date: re-dated. The remaining removed
+    and added rulings are paired, most similar first, as amendments when they reach
+    AMEND_THRESHOLD; an amendment that kept its date is silent. Amendments and removals are
+    rule changes, and so are additions that come with them.
+    """
+    new = sorted(set(after), key=Version.sort_key)
+    if before is None:
+        return [_change(card, source, ChangeType.ADDED, new=v, first_seen=True) for v in new]
+    old = sorted(set(before), key=Version.sort_key)
+    common = set(old) & set(new)
+    gone = [v for v in old if v not in common]
+    came = [v for v in new if v not in common]
+    redated, gone, came = _pair(gone, came, _same_text, 100.0)
+    amended, gone, came = _pair(gone, came, _similar, AMEND_THRESHOLD)
+    changes = [
+        _change(card, source, ChangeType.REDATED, old=a, new=b, similarity=score)
+        for a, b, score in redated
+    ]
+    changes += [
+        _change(
+            card, source, ChangeType.AMENDED, old=a, new=b, similarity=score, rule_change=True,
+            silent=a.effective_date == b.effective_date,
+        )
+        for a, b, score in amended
+    ]  # fmt: skip
+    changes += [_change(card, source, ChangeType.REMOVED, old=v, rule_change=True) for v in gone]
+    structural = bool(amended or gone)
+    changes += [
+        _change(card, source, ChangeType.ADDED, new=v, rule_change=structural) for v in came
+    ]
+    return changes
+
+
+def _same_text(a: Version, b: Version) -> float:
+    return 100.0 if a.text_hash == b.text_hash else 0.0
+
+
+def _similar(a: Version, b: Version) -> float:
+    return similarity(a.text, b.text)
+
+
+def _pair(
+    gone: list[Version],
+    came: list[Version],
+    score: Callable[[Version, Version], float],
+    threshold: float,
+) -> tuple[list[tuple[Version, Version, float]], list[Version], list[Version]]:
+    """Pair old and new versions, best score first (ties by order), at THRESHOLD or above.
+
+    Returns the pairs (ordered by the old version) and the versions left unpaired.
+    """
+    scored = sorted((-score(a, b), i, j) for i, a in enumerate(gone) for j, b in enumerate(came))
+    used_old: dict[int, tuple[int, float]] = {}
+    used_new: set[int] = set()
+    for negative, i, j in scored:
+        if -negative < threshold:
+            break
+        if i not in used_old and j not in used_new:
+            used_old[i] = (j, -negative)
+            used_new.add(j)
+    pairs = [(gone[i], came[j], s) for i, (j, s) in sorted(used_old.items())]
+    left_old = [v for i, v in enumerate(gone) if i not in used_old]
+    left_new = [v for j, v in enumerate(came) if j not in used_new]
+    return pairs, left_old, left_new
+
+
+def _change(
+    card: str | None,
+    source: str,
+    change: ChangeType,
+    *,
+    old: Version | None = None,
+    new: Version | None = None,
+    similarity: float | None = None,
+    rule_change: bool = False,
+    silent: bool = False,
+    first_seen: bool = False,
+) -> Change:
+    return Change(card, source, change, old, new, similarity, rule_change, silent, first_seen)
+
+
+def similarity(a: str, b: str) -> float:
+    """Similarity of two ruling texts, 0-100, ignoring typography."""
+    return round(fuzz.ratio(fold(a), fold(b)), 1)
+
+
+def apply(before: Iterable[Version], changes: Iterable[Change]) -> set[Version]:
+    """Replay CHANGES on the snapshot BEFORE: the inverse of compare()."""
+    snapshot = set(before)
+    for change in changes:
+        if change.old is not None:
+            snapshot.discard(change.old)
+        if change.new is not None:
+            snapshot.add(change.new)
+    return snapshot
