@@ -1,0 +1,165 @@
+"""compare(): classification, pairing threshold, and its algebraic properties."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.diff import AMEND_THRESHOLD, ChangeType, Version, apply, compare, similarity
+from pipeline.normalize import text_hash
+
+if TYPE_CHECKING:
+    import random
+
+D1, D2 = dt.date(2023, 10, 13), dt.date(2024, 2, 2)
+OLD_SUSPEND = (
+    "The third is a triggered ability that causes you to cast the card when the last time "
+    "counter is removed. If you cast a creature spell this way, it gains haste."
+)
+NEW_SUSPEND = (
+    "The third is a triggered ability that gives you the option to cast the card when the "
+    "last time counter is removed."
+)
+CANT_CAST = (
+    "If you can't cast the card, perhaps because there are no legal targets available, "
+    "it remains exiled with no time counters on it, and it's no longer suspended."
+)
+RULES_CHANGE = (
+    "Due to a recent rules change to suspend, you are no longer required to cast the "
+    "suspended card as the second triggered ability of suspend resolves. Instead, as the "
+    "second triggered ability resolves, you may cast the card. Timing permissions based "
+    "on the card's type are ignored. If you don't cast the card, it remains exiled with "
+    "no time counters on it, and it's no longer suspended."
+)
+
+
+def v(text: str, date: dt.date | None = D1) -> Version:
+    """A version of TEXT dated DATE."""
+    return Version(text_hash(text), date, text)
+
+
+def kinds(before: list[Version] | None, after: list[Version]) -> list[tuple[str, bool, bool]]:
+    """(change, rule_change, silent) of each change from BEFORE to AFTER."""
+    return [
+        (c.change.value, c.rule_change, c.silent)
+        for c in compare(before, after, card="C", source="s")
+    ]
+
+
+def test_first_sighting_is_added_without_rule_change() -> None:
+    """A (card, source) never read before: everything added, no rule change, first_seen."""
+    changes = compare(None, [v("A."), v("B.")], card="C", source="s")
+    assert [(c.change, c.rule_change, c.first_seen) for c in changes] == [
+        (ChangeType.ADDED, False, True),
+        (ChangeType.ADDED, False, True),
+    ]
+
+
+def test_redated_is_not_a_rule_change() -> None:
+    """Same words, new date."""
+    assert kinds([v("A.", D1)], [v("A.", D2)]) == [("redated", False, False)]
+
+
+def test_typography_is_no_change() -> None:
+    """Curly versus straight apostrophes share a hash: nothing to report."""
+    assert kinds([v("It isn\u2019t cast.")], [v("It isn't cast.")]) == []
+
+
+def test_amended_and_silent() -> None:
+    """A reworded ruling pairs with its old self; kept date means a silent amendment."""
+    assert kinds([v(OLD_SUSPEND, D1)], [v(NEW_SUSPEND, D2)]) == [("amended", True, False)]
+    assert kinds([v(OLD_SUSPEND, D1)], [v(NEW_SUSPEND, D1)]) == [("amended", True, True)]
+
+
+def test_additions_with_removals_are_rule_changes() -> None:
+    """An addition alone is not a rule change; beside a removal it is."""
+    assert kinds([v("Old ruling.")], [v("Old ruling."), v("Something else entirely.")]) == [
+        ("added", False, False)
+    ]
+    assert kinds([v("Old ruling about casting.")], [v("Completely different words here.")]) == [
+        ("removed", True, False),
+        ("added", True, False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "pairs"),
+    [
+        # Real amendments of 2024-02-02 (seed 003 -> seed 000): 83-99.
+        (OLD_SUSPEND, NEW_SUSPEND, True),
+        (
+            "those targets are chosen when the spell is finally cast, not when the card is exiled.",
+            "those targets are chosen when the spell is finally cast, not when it's exiled.",
+            True,
+        ),
+        # The closest unrelated removed/added pair in the seeds: about 51.
+        (CANT_CAST, RULES_CHANGE, False),
+    ],
+    ids=["suspend-keyword", "targets", "cant-cast-vs-rules-change"],
+)
+def test_threshold_separates_real_amendments(old: str, new: str, *, pairs: bool) -> None:
+    """The threshold sits in the gap between real amendments and unrelated rulings."""
+    assert (similarity(old, new) >= AMEND_THRESHOLD) is pairs
+
+
+def test_best_pairs_win() -> None:
+    """Each removed ruling pairs with its most similar added one, once."""
+    before = [v("Alpha beta gamma delta epsilon."), v("One two three four five six.")]
+    after = [v("One two three four five seven."), v("Alpha beta gamma delta epsilons.")]
+    changes = compare(before, after, card="C", source="s")
+    assert sorted((c.old.text, c.new.text) for c in changes if c.old and c.new) == [
+        ("Alpha beta gamma delta epsilon.", "Alpha beta gamma delta epsilons."),
+        ("One two three four five six.", "One two three four five seven."),
+    ]
+
+
+def test_group_is_shared_across_cards() -> None:
+    """The same amendment on two cards is one group; different words are another."""
+    a = compare([v(OLD_SUSPEND)], [v(NEW_SUSPEND, D2)], card="A", source="s")[0]
+    b = compare([v(OLD_SUSPEND)], [v(NEW_SUSPEND, D2)], card="B", source="t")[0]
+    c = compare([v(OLD_SUSPEND)], [v(NEW_SUSPEND + " More.", D2)], card="B", source="t")[0]
+    assert a.group == b.group != c.group
+
+
+TEXTS = st.sampled_from(
+    [
+        "Cards exiled with suspend are exiled face up.",
+        "Cards exiled with suspend are exiled face down.",
+        "Exiling a card with suspend isn't casting that card.",
+        "If the second triggered ability is countered, the card can't be cast.",
+        OLD_SUSPEND,
+        NEW_SUSPEND,
+        "Completely unrelated ruling text.",
+    ]
+)
+DATES = st.sampled_from([None, D1, D2])
+SNAPSHOTS = st.lists(st.builds(v, TEXTS, DATES), max_size=6)
+
+
+@given(SNAPSHOTS)
+def test_compare_with_itself_is_empty(a: list[Version]) -> None:
+    """Nothing changed, nothing reported."""
+    assert compare(a, a, card="C", source="s") == []
+
+
+@given(SNAPSHOTS, SNAPSHOTS)
+def test_changes_round_trip(a: list[Version], b: list[Version]) -> None:
+    """Replaying compare(a, b) on a gives b."""
+    assert apply(a, compare(a, b, card="C", source="s")) == set(b)
+
+
+@given(SNAPSHOTS, SNAPSHOTS, st.randoms(use_true_random=False))
+def test_changes_do_not_depend_on_input_order(
+    a: list[Version], b: list[Version], rnd: random.Random
+) -> None:
+    """Shuffling either snapshot gives the same changes."""
+    shuffled_a, shuffled_b = a[:], b[:]
+    rnd.shuffle(shuffled_a)
+    rnd.shuffle(shuffled_b)
+    assert compare(a, b, card="C", source="s") == compare(
+        shuffled_a, shuffled_b, card="C", source="s"
+    )
