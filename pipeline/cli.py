@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Iterable
 
-    from pipeline.read import InputFile
+    from pipeline.scan import ScanJob
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -163,7 +163,7 @@ def _fail(exc: PipelineError) -> NoReturn:
     sys.exit(exc.exit_code)
 
 
-def _progress_bar(items: Iterable[InputFile], total: int) -> Iterable[InputFile]:
+def _progress_bar(items: Iterable[ScanJob], total: int) -> Iterable[ScanJob]:
     # tqdm writes to stderr, and only when it is a terminal: batch logs stay clean.
     return tqdm(items, total=total, unit="file", disable=not sys.stderr.isatty(), leave=False)
 

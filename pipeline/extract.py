@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pipeline.dates import PrintedDate, infer_order, needs_order, parse_date
 from pipeline.models import (
@@ -12,22 +14,30 @@ from pipeline.models import (
     Kind,
     Layout,
     ParsedDocument,
+    ParsedRuling,
     RawDocument,
     Sighting,
 )
 from pipeline.normalize import card_from_title, clean, has_symbol_gap, text_hash
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 # Dates after this many days in the future are kept but reported: a clock or typing error.
 _FUTURE_SLACK = dt.timedelta(days=1)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Extraction:
-    """The sightings of one document and what is worth reporting about it."""
+    """The sightings of one document (lazy) and what is worth reporting about it.
 
-    sightings: tuple[Sighting, ...]
-    warnings: tuple[str, ...]
+    `warnings` and `count` are complete once `sightings` has been consumed.
+    """
+
+    sightings: Iterator[Sighting]
     ambiguous: bool
+    warnings: list[str] = field(default_factory=list)
+    count: int = 0
 
 
 def extract(
@@ -37,46 +47,84 @@ def extract(
     date_order: DateOrder | None = None,
     today: dt.date | None = None,
 ) -> Extraction:
-    """Build the sightings of DOC; DATE_ORDER is the command line's hint."""
-    warnings = list(parsed.warnings)
-    printed = {r.date_printed: parse_date(r.date_printed) for r in parsed.rulings if r.date_printed}
+    """Build the sightings of DOC; DATE_ORDER is the command line's hint.
+
+    Numeric dates need the whole document to settle their day/month order, so that
+    inference runs over documents whose rulings are a sequence (text layouts); streamed
+    layouts print unambiguous dates.
+    """
+    warnings = parsed.warnings
+    printed: dict[str, PrintedDate | None] = {}
+    if isinstance(parsed.rulings, Sequence):
+        printed = {
+            r.date_printed: parse_date(r.date_printed) for r in parsed.rulings if r.date_printed
+        }
     dates = [d for d in printed.values() if d is not None]
-    order, ambiguous = _document_order(dates, doc.hints.date_order or date_order, warnings)
+    hint = doc.hints.date_order or parsed.date_order or date_order
+    order, ambiguous = _document_order(dates, hint, warnings)
     card, printed_name, origin = _card(doc, parsed)
-    if card is None and any(r.kind is Kind.RULING for r in parsed.rulings):
-        warnings.append(
-            f"no card: the title {parsed.title!r} is not a card name and the manifest names none"
-        )
+    result = Extraction(iter(()), ambiguous, warnings)
     limit = (today or dt.datetime.now(tz=dt.UTC).date()) + _FUTURE_SLACK
-    sightings: list[Sighting] = []
-    for ruling in parsed.rulings:
-        token = printed.get(ruling.date_printed) if ruling.date_printed else None
-        effective = token.resolve(order) if token is not None else None
-        if token is not None and effective is None and not ambiguous:
-            warnings.append(f"invalid date {token.printed!r}: kept as printed, date left empty")
-        if token is not None and effective is not None and effective > limit:
-            warnings.append(f"date {token.printed!r} is in the future; kept")
-        text = clean(ruling.text)
-        sightings.append(
-            Sighting(
-                source_path=doc.path,
-                source_sha256=doc.sha256,
-                source=doc.hints.source or doc.path,
-                layout=parsed.layout,
-                position=ruling.position,
-                date_printed=ruling.date_printed,
-                text_hash=text_hash(text),
-                text=text,
-                card=card,
-                card_printed=printed_name,
-                card_origin=origin,
-                effective_date=effective,
-                kind=ruling.kind,
-                date_ambiguous=ambiguous and token is not None and effective is None,
-                symbol_gap=has_symbol_gap(ruling.text),
-            )
-        )
-    return Extraction(tuple(sightings), tuple(warnings), ambiguous)
+
+    def rows() -> Iterator[Sighting]:
+        warned_card = False
+        for ruling in parsed.rulings:
+            token = printed.get(ruling.date_printed) if ruling.date_printed else None
+            if ruling.date_printed and ruling.date_printed not in printed:
+                token = printed[ruling.date_printed] = parse_date(ruling.date_printed)
+            effective = token.resolve(order) if token is not None else None
+            if ruling.date_printed and token is None:
+                warnings.append(f"unreadable date {ruling.date_printed!r}: date left empty")
+            elif token is not None and effective is None and not ambiguous:
+                warnings.append(f"invalid date {token.printed!r}: kept as printed, date left empty")
+            if token is not None and effective is not None and effective > limit:
+                warnings.append(f"date {token.printed!r} is in the future; kept")
+            row_card, row_origin = (ruling.card, CardOrigin.DATA) if ruling.card else (card, origin)
+            if row_card is None and ruling.kind is Kind.RULING and not warned_card:
+                warned_card = True
+                warnings.append(
+                    f"no card: the title {parsed.title!r} is not a card name "
+                    "and the manifest names none"
+                )
+            result.count += 1
+            yield _sighting(doc, parsed, ruling, effective, token, ambiguous=ambiguous,
+                            card=(row_card, ruling.card or printed_name, row_origin))  # fmt: skip
+
+    result.sightings = rows()
+    return result
+
+
+def _sighting(
+    doc: RawDocument,
+    parsed: ParsedDocument,
+    ruling: ParsedRuling,
+    effective: dt.date | None,
+    token: PrintedDate | None,
+    *,
+    ambiguous: bool,
+    card: tuple[str | None, str | None, CardOrigin | None],
+) -> Sighting:
+    text = clean(ruling.text)
+    return Sighting(
+        source_path=doc.path,
+        source_sha256=doc.sha256,
+        source=doc.hints.source or ruling.source or parsed.source or doc.path,
+        layout=parsed.layout,
+        position=ruling.position,
+        date_printed=ruling.date_printed,
+        text_hash=text_hash(text),
+        text=text,
+        card=card[0],
+        card_printed=card[1],
+        card_origin=card[2],
+        effective_date=effective,
+        kind=ruling.kind,
+        date_ambiguous=ambiguous and token is not None and effective is None,
+        symbol_gap=has_symbol_gap(ruling.text),
+        lang=ruling.lang,
+        oracle_id=ruling.oracle_id,
+        rule_id=ruling.rule_id,
+    )
 
 
 def _document_order(
@@ -104,8 +152,9 @@ def _card(
     doc: RawDocument, parsed: ParsedDocument
 ) -> tuple[str | None, str | None, CardOrigin | None]:
     """Return (card, name as printed, origin); the manifest's card wins over the title."""
-    # Headings of rules excerpts are sections, not cards.
-    titled = None if parsed.layout is Layout.RULES_EXCERPT else card_from_title(parsed.title)
+    # Headings of rules excerpts and rules documents are sections, not cards.
+    rules = parsed.layout in {Layout.RULES_EXCERPT, Layout.COMPREHENSIVE_RULES}
+    titled = None if rules else card_from_title(parsed.title)
     if doc.hints.card:
         return doc.hints.card, titled or doc.hints.card, CardOrigin.MANIFEST
     if titled:

@@ -3,36 +3,33 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import read, store
-from pipeline.errors import InputError
-from pipeline.extract import extract
 from pipeline.history import changes_table, run_changes, with_current
-from pipeline.language import detect_language
 from pipeline.merge import (
     RULING_TEXT,
+    assign_languages,
     known_languages,
     merge_rulings,
     sightings_table,
     texts_with_symbols,
 )
-from pipeline.models import DateOrder, FileReport, FileStatus, Sighting, SourceHints
-from pipeline.parsers import parse
+from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.repair import repair
-from pipeline.schema import FILES, RUNS
+from pipeline.scan import ScanJob, scan
+from pipeline.schema import FILES, RUNS, SIGHTINGS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
-    # Wraps the file list, as tqdm does: (items, total) -> items, reporting as they pass.
-    Progress = Callable[[Iterable[read.InputFile], int], Iterable[read.InputFile]]
+    # Wraps the job list, as tqdm does: (items, total) -> items, reporting as they pass.
+    Progress = Callable[[Iterable[ScanJob], int], Iterable[ScanJob]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,42 +75,27 @@ def ingest(
     """Ingest the raw files under PATHS into the dataset in OUT as one run."""
     started = dt.datetime.now(tz=dt.UTC)
     roots = read.discover(paths, manifest)
-    jobs = [
-        (root, file, hints)
-        for root, files in roots
-        for hints_by_path in [_manifest_for(root, manifest)]
-        for file in files
-        for hints in [hints_by_path.get(file.name, SourceHints())]
-    ]
+    hints = {root: _manifest_for(root, manifest) for root, _ in roots}
     with store.writer_lock(out, wait):
         store.recover(out)
         rulings = store.read_table(out, "rulings")
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
+        jobs = [
+            ScanJob(root, file, hints[root].get(file.name, SourceHints()), date_order, today, run)
+            for root, files in roots
+            for file in files
+        ]
         done = _stored_files(files_table)
-        items = [file for _, file, _ in jobs]
-        listed = progress(items, len(items)) if progress else items
-        reports: list[FileReport] = []
-        sightings: list[Sighting] = []
-        ambiguous: list[str] = []
-        for (root, _, hints), file in zip(jobs, listed, strict=True):
-            file_report, found, unsure = _ingest_file(
-                root,
-                file,
-                hints=hints,
-                context=_context(hints, date_order),
-                done=done,
-                date_order=date_order,
-                today=today,
-            )
-            reports.append(file_report)
-            sightings.extend(found)
-            if unsure:
-                ambiguous.append(file.name)
-        sightings, repair_warnings = repair(sightings, texts_with_symbols(rulings))
-        new = sightings_table(_with_languages(sightings, known_languages(rulings)), run)
+        listed = progress(jobs, len(jobs)) if progress else jobs
+        results = [scan(job, done) for job in listed]
+        batches = [r.sightings for r in results if r.sightings is not None]
+        new = pa.concat_tables(batches) if batches else sightings_table([], run)
+        new, repair_warnings = repair(new, texts_with_symbols(rulings))
+        new = assign_languages(new, known_languages(rulings))
         merged = merge_rulings(rulings, new)
+        reports = [r.report for r in results]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
         report = IngestReport(
             run=run,
@@ -121,7 +103,7 @@ def ingest(
             rulings_read=new.num_rows,
             new_keys=merged.num_rows - rulings.num_rows,
             warnings=(*warnings, *repair_warnings),
-            ambiguous=tuple(ambiguous),
+            ambiguous=tuple(r.report.source_path for r in results if r.ambiguous),
             stored=not (strict and any(r.status is FileStatus.REJECTED for r in reports)),
             started_at=started,
             finished_at=dt.datetime.now(tz=dt.UTC),
@@ -132,7 +114,8 @@ def ingest(
             if written:
                 tables["files"] = pa.concat_tables([files_table, _file_rows(written, run)])
             if new.num_rows:
-                tables.update(_history_tables(out, new.drop_columns([RULING_TEXT]), merged, run))
+                stored = new.drop_columns([RULING_TEXT]).cast(SIGHTINGS)
+                tables.update(_history_tables(out, stored, merged, run))
             store.commit(out, tables)
     return report
 
@@ -149,42 +132,6 @@ def _history_tables(out: Path, new: pa.Table, merged: pa.Table, run: int) -> dic
     }
 
 
-def _ingest_file(
-    root: Path,
-    file: read.InputFile,
-    *,
-    hints: SourceHints,
-    context: str,
-    done: set[tuple[str, str, str]],
-    date_order: DateOrder | None,
-    today: dt.date | None,
-) -> tuple[FileReport, tuple[Sighting, ...], bool]:
-    """Read, parse and extract one file; a bad file becomes a rejected report."""
-    sha = None
-    try:
-        data = read.read_bytes(file, root)
-        sha = read.sha256_bytes(data)
-        if (file.name, sha, context) in done:
-            return FileReport(file.name, sha, FileStatus.SKIPPED, context=context), (), False
-        doc = read.to_document(file.name, data, hints)
-        parsed = parse(doc)
-        found = extract(doc, parsed, date_order=date_order, today=today)
-    except InputError as exc:
-        report = FileReport(file.name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
-        return report, (), False
-    report = FileReport(
-        source_path=file.name,
-        source_sha256=sha,
-        status=FileStatus.STORED,
-        layout=parsed.layout,
-        encoding=doc.encoding,
-        rulings=len(found.sightings),
-        warnings=doc.warnings + found.warnings,
-        context=context,
-    )
-    return report, found.sightings, found.ambiguous
-
-
 def _manifest_for(root: Path, manifest: Path | None) -> dict[str, SourceHints]:
     if manifest is not None:
         return read.read_manifest(manifest)
@@ -192,30 +139,10 @@ def _manifest_for(root: Path, manifest: Path | None) -> dict[str, SourceHints]:
     return read.read_manifest(default) if default.is_file() else {}
 
 
-def _context(hints: SourceHints, date_order: DateOrder | None) -> str:
-    """What besides a file's bytes decides its rows: a changed hint means a re-read."""
-    order = hints.date_order or date_order
-    return json.dumps(
-        {"card": hints.card, "source": hints.source, "date_order": order and order.value},
-        sort_keys=True,
-    )
-
-
-def _stored_files(files: pa.Table) -> set[tuple[str, str, str]]:
+def _stored_files(files: pa.Table) -> frozenset[tuple[str, str, str]]:
     stored = files.filter(pc.field("status") == FileStatus.STORED.value)
     columns = [stored[name].to_pylist() for name in ("source_path", "source_sha256", "context")]
-    return {(str(p), str(s), str(c)) for p, s, c in zip(*columns, strict=True)}
-
-
-def _with_languages(sightings: list[Sighting], known: dict[str, str]) -> list[Sighting]:
-    """Give each sighting its text's language, detecting each distinct text once."""
-    langs = dict(known)
-    out = []
-    for s in sightings:
-        if s.text_hash not in langs:
-            langs[s.text_hash] = detect_language(s.ruling_text or s.text)
-        out.append(replace(s, lang=langs[s.text_hash]))
-    return out
+    return frozenset((str(p), str(s), str(c)) for p, s, c in zip(*columns, strict=True))
 
 
 def _file_rows(reports: list[FileReport], run: int) -> pa.Table:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.language import detect_language
+from pipeline.normalize import SYMBOL_PATTERN
 from pipeline.schema import RULINGS, SIGHTINGS
 
 if TYPE_CHECKING:
@@ -21,6 +23,8 @@ RULING_TEXT = "ruling_text"
 # The rulings columns merge_rulings() builds; `current` is added from the snapshots.
 MERGED = [name for name in RULINGS.names if name != "current"]
 _MERGED_SCHEMA = pa.schema([RULINGS.field(name) for name in MERGED])
+# Sightings in flight: `lang` stays null until assign_languages() fills it.
+_BATCH = SIGHTINGS.set(SIGHTINGS.get_field_index("lang"), pa.field("lang", pa.string()))
 _FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
 
 
@@ -28,17 +32,16 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     """Arrow rows of SIGHTINGS for RUN, ordered by source path and position.
 
     The extra last column `ruling_text` is the text of the ruling each sighting is keyed
-    to (it differs from the text read where a stripped symbol was repaired); it feeds
-    merge_rulings() and is not stored.
+    to: the text read, until a stripped symbol is repaired. It feeds merge_rulings() and is
+    not stored.
     """
     ordered = sorted(sightings, key=lambda s: (s.source_path, s.position))
     columns: dict[str, list[object]] = {name: [] for name in SIGHTINGS.names}
     for s in ordered:
         for name in SIGHTINGS.names:
             columns[name].append(run if name == "run" else getattr(s, name))
-    table = pa.table(columns, schema=SIGHTINGS)
-    ruling_text = pa.array([s.ruling_text or s.text for s in ordered], pa.string())
-    return table.append_column(RULING_TEXT, ruling_text)
+    table = pa.table(columns, schema=_BATCH)
+    return table.append_column(RULING_TEXT, table["text"])
 
 
 def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
@@ -79,7 +82,7 @@ def _strip_suffix(name: str) -> str:
 def texts_with_symbols(rulings: pa.Table) -> list[str]:
     """The stored texts that hold a symbol such as {X}: what stripped copies can match."""
     texts = rulings["text"]
-    mask = pc.match_substring_regex(texts, r"\{[^{}\s]{1,8}\}")
+    mask = pc.match_substring_regex(texts, SYMBOL_PATTERN)
     return [t for t in pc.filter(texts, mask).to_pylist() if t is not None]
 
 
@@ -89,3 +92,36 @@ def known_languages(rulings: pa.Table) -> dict[str, str]:
     firsts = table.aggregate([("lang", "first")])
     pairs = zip(firsts["text_hash"].to_pylist(), firsts["lang_first"].to_pylist(), strict=True)
     return {str(h): str(lang) for h, lang in pairs}
+
+
+def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
+    """Fill `lang` where the source declared none: once per distinct ruling text.
+
+    KNOWN maps text hashes to the languages the dataset already holds.
+    """
+    undeclared = sightings.filter(pc.is_null(sightings["lang"]))
+    firsts = undeclared.group_by("text_hash", use_threads=False).aggregate([(RULING_TEXT, "first")])
+    langs = dict(known)
+    for text_hash, text in zip(
+        strings(firsts["text_hash"]), strings(firsts[f"{RULING_TEXT}_first"]), strict=True
+    ):
+        if text_hash not in langs:
+            langs[text_hash] = detect_language(text)
+    found = lookup(sightings["text_hash"], langs)
+    return replace_column(sightings, "lang", pc.coalesce(sightings["lang"], found))
+
+
+def strings(column: Any) -> list[str]:  # noqa: ANN401 - any Arrow string column
+    """A string column without nulls as a Python list."""
+    return [str(value) for value in column.to_pylist()]
+
+
+def lookup(keys: Any, mapping: dict[str, str]) -> Any:  # noqa: ANN401 - Arrow in and out
+    """Map an Arrow string column through MAPPING; keys it lacks become null."""
+    at = pc.index_in(keys, value_set=pa.array(list(mapping), pa.string()))
+    return pc.take(pa.array(list(mapping.values()), pa.string()), at)
+
+
+def replace_column(table: pa.Table, name: str, values: Any) -> pa.Table:  # noqa: ANN401
+    """TABLE with column NAME replaced by VALUES (any Arrow array)."""
+    return table.set_column(table.schema.get_field_index(name), name, values)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Iterable
 
 
 class Layout(StrEnum):
@@ -16,6 +17,10 @@ class Layout(StrEnum):
     PLAIN = "plain"
     BULLET = "bullet"
     RULES_EXCERPT = "rules_excerpt"
+    GATHERER = "gatherer"
+    MTGJSON = "mtgjson"
+    SCRYFALL = "scryfall"
+    COMPREHENSIVE_RULES = "comprehensive_rules"
 
 
 class Kind(StrEnum):
@@ -23,6 +28,7 @@ class Kind(StrEnum):
 
     RULING = "ruling"
     RULE = "rule"
+    GLOSSARY = "glossary"
 
 
 class DateOrder(StrEnum):
@@ -45,6 +51,8 @@ class CardOrigin(StrEnum):
 
     TITLE = "title"
     MANIFEST = "manifest"
+    DATA = "data"  # the source names the card on each ruling (MTGJSON, Scryfall)
+    INFERRED = "inferred"  # a catalog card name the rulings mention
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +67,10 @@ class SourceHints:
 
 @dataclass(frozen=True, slots=True)
 class RawDocument:
-    """One raw file, decoded to text with normalised line ends."""
+    """One raw file: its bytes and, for text layouts, its text with LF line ends.
+
+    JSON is parsed from the bytes as a stream, so a JSON document's text is empty.
+    """
 
     path: str
     sha256: str
@@ -67,26 +78,45 @@ class RawDocument:
     encoding: str
     hints: SourceHints = field(default_factory=SourceHints)
     warnings: tuple[str, ...] = ()
+    data: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
 class ParsedRuling:
-    """One ruling or rule as a parser found it, before normalisation."""
+    """One ruling or rule as a parser found it, before normalisation.
+
+    The optional fields are for sources that say more than a text dump: the card of each
+    ruling (a file of many cards), its oracle id, a rule number, the language the source
+    declares, and a finer source name (Scryfall's wotc / scryfall).
+    """
 
     position: int
     text: str
     date_printed: str | None
     kind: Kind
+    card: str | None = None
+    oracle_id: str | None = None
+    rule_id: str | None = None
+    lang: str | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ParsedDocument:
-    """What a parser returns for one document."""
+    """What a parser returns for one document.
+
+    `rulings` is a tuple for text layouts and a lazy iterator for streamed JSON; `warnings`
+    may grow while a lazy iterator is consumed. `date_order` is the layout's own convention
+    (Gatherer prints month first); `source` the layout's stable source name (its format).
+    """
 
     layout: Layout
     title: str | None
-    rulings: tuple[ParsedRuling, ...]
-    warnings: tuple[str, ...] = ()
+    rulings: Iterable[ParsedRuling]
+    warnings: list[str] = field(default_factory=list)
+    date_order: DateOrder | None = None
+    source: str | None = None
+    may_be_empty: bool = False  # a card page with no rulings is a page, not an error
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +139,6 @@ class Sighting:
     date_ambiguous: bool
     symbol_gap: bool
     repaired_from: str | None = None
-    ruling_text: str | None = None  # the ruling's text when it differs from what was read
     lang: str | None = None
     oracle_id: str | None = None
     rule_id: str | None = None

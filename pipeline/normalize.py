@@ -12,7 +12,8 @@ _QUOTES = str.maketrans({
 })  # fmt: skip
 _INVISIBLE = str.maketrans({"\u200b": None, "\ufeff": None})
 _SPACE = re.compile(r"\s+")
-_SYMBOL = re.compile(r"\{[^{}\s]{1,8}\}")
+SYMBOL_PATTERN = r"\{[^{}\s]{1,8}\}"
+_SYMBOL = re.compile(SYMBOL_PATTERN)
 # A gap a stripped symbol leaves: two or more blanks, or a non-breaking one, between
 # words, but not the double space some writers put after a full stop.
 _GAP = re.compile(

@@ -2,64 +2,80 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from pipeline.normalize import has_symbols, skeleton, text_hash
+import pyarrow.compute as pc
+
+from pipeline.merge import lookup, replace_column, strings
+from pipeline.normalize import SYMBOL_PATTERN, skeleton, text_hash
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from pipeline.models import Sighting
+    import pyarrow as pa
 
 
-def symbol_index(texts: Iterable[str]) -> dict[str, set[str]]:
-    """Map the skeleton of every text that holds symbols to those texts."""
-    index: dict[str, set[str]] = defaultdict(set)
-    for text in texts:
-        if has_symbols(text):
-            index[skeleton(text)].add(text)
-    return index
+def repair_map(
+    stripped: dict[str, str], known_texts: Iterable[str]
+) -> tuple[dict[str, tuple[str, str]], dict[str, int]]:
+    """Match texts without symbols to the one ruling with symbols they are a stripped copy of.
 
-
-def repair(
-    sightings: list[Sighting], known_texts: Iterable[str]
-) -> tuple[list[Sighting], list[str]]:
-    """Re-key stripped copies to the one ruling with symbols they match; report the rest.
-
-    KNOWN_TEXTS are the texts the dataset already holds. A sighting without symbols whose
-    skeleton equals that of exactly one known or newly read text with symbols is that
-    ruling: it takes its hash and text (`ruling_text`) and keeps the hash it was read with
-    in `repaired_from`. A gap with no match, or with several, is stored as read and flagged.
+    STRIPPED maps the hash of each text without symbols to the text; KNOWN_TEXTS are texts
+    with symbols (from the dataset and the run). A text whose skeleton equals that of
+    exactly one known text maps to (its hash, its text). Returns that map, and for texts
+    that match several rulings, how many.
     """
-    index = symbol_index([*known_texts, *(s.text for s in sightings)])
-    by_hash: dict[str, str] = {}
-    for candidates in index.values():
-        for text in candidates:
-            by_hash.setdefault(text_hash(text), text)
-    out: list[Sighting] = []
-    warnings: list[str] = []
-    for sighting in sightings:
-        if has_symbols(sighting.text):
-            out.append(sighting)
-            continue
-        hashes = {text_hash(t) for t in index.get(skeleton(sighting.text), ())}
-        if len(hashes) == 1:
-            (new_hash,) = hashes
-            out.append(
-                dataclasses.replace(
-                    sighting,
-                    text_hash=new_hash,
-                    ruling_text=by_hash[new_hash],
-                    repaired_from=sighting.text_hash,
-                )
-            )
-            continue
-        if len(hashes) > 1:
-            warnings.append(
-                f"{sighting.source_path} #{sighting.position}: a stripped symbol matches "
-                f"{len(hashes)} different rulings; stored as read"
-            )
-        out.append(sighting)
-    return out, warnings
+    index: dict[str, set[str]] = defaultdict(set)
+    for text in known_texts:
+        index[skeleton(text)].add(text)
+    repaired: dict[str, tuple[str, str]] = {}
+    unsure: dict[str, int] = {}
+    for old_hash, text in stripped.items():
+        candidates = {text_hash(t): t for t in index.get(skeleton(text), ())}
+        if len(candidates) == 1:
+            [(new_hash, new_text)] = candidates.items()
+            repaired[old_hash] = (new_hash, new_text)
+        elif candidates:
+            unsure[old_hash] = len(candidates)
+    return repaired, unsure
+
+
+def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[str]]:
+    """Re-key the sightings in TABLE that are stripped copies of a ruling with symbols.
+
+    Their `text_hash` becomes the ruling's, `repaired_from` keeps the hash they were read
+    with and `ruling_text` the ruling's text; `text` stays as read. A gap that matches
+    several rulings is stored as read, with a warning.
+    """
+    has_symbols = pc.match_substring_regex(table["text"], SYMBOL_PATTERN)
+    with_symbols = table.filter(has_symbols)
+    without = table.filter(pc.invert(has_symbols))
+    firsts = without.group_by("text_hash", use_threads=False).aggregate(
+        [("text", "first"), ("source_path", "first"), ("position", "first")]
+    )
+    hashes = strings(firsts["text_hash"])
+    stripped = dict(zip(hashes, strings(firsts["text_first"]), strict=True))
+    repaired, unsure = repair_map(stripped, [*known_texts, *strings(with_symbols["text"])])
+    where = zip(
+        hashes,
+        strings(firsts["source_path_first"]),
+        firsts["position_first"].to_pylist(),
+        strict=True,
+    )
+    warnings = [
+        f"{path} #{position}: a stripped symbol matches {unsure[h]} different rulings; "
+        "stored as read"
+        for h, path, position in where
+        if h in unsure
+    ]
+    if not repaired:
+        return table, warnings
+    hit = pc.is_valid(lookup(table["text_hash"], {h: h for h in repaired}))
+    table = replace_column(
+        table, "repaired_from", pc.if_else(hit, table["text_hash"], table["repaired_from"])
+    )
+    new_text = lookup(table["text_hash"], {h: text for h, (_, text) in repaired.items()})
+    new_hash = lookup(table["text_hash"], {h: new for h, (new, _) in repaired.items()})
+    table = replace_column(table, "ruling_text", pc.coalesce(new_text, table["ruling_text"]))
+    return replace_column(table, "text_hash", pc.coalesce(new_hash, table["text_hash"])), warnings

@@ -41,7 +41,7 @@ def test_plain_layout() -> None:
         (0, "2024-02-02", "First ruling continues here.", Kind.RULING),
         (1, "02/02/2024", "Second.", Kind.RULING),
     ]
-    assert parsed.warnings == ()
+    assert parsed.warnings == []
 
 
 def test_plain_layout_keeps_preamble_and_reports_empty_dates() -> None:
@@ -88,8 +88,9 @@ def test_parser_contract(parser: Parser, text: str) -> None:
     """Every parser takes any text: rulings with text and consecutive positions, or nothing."""
     parsed = parser.parse(_doc(text))
     assert parsed.layout is parser.LAYOUT
-    assert [r.position for r in parsed.rulings] == list(range(len(parsed.rulings)))
-    assert all(r.text.strip() for r in parsed.rulings)
+    rulings = list(parsed.rulings)
+    assert [r.position for r in rulings] == list(range(len(rulings)))
+    assert all(r.text.strip() for r in rulings)
 
 
 @given(text=st.text(max_size=400))

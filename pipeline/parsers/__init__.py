@@ -16,8 +16,8 @@ class Parser(Protocol):
 
     LAYOUT: Layout
 
-    def detect(self, text: str) -> bool:
-        """Tell whether TEXT is in this parser's layout."""
+    def detect(self, doc: RawDocument) -> bool:
+        """Tell whether DOC is in this parser's layout."""
 
     def parse(self, doc: RawDocument) -> ParsedDocument:
         """Turn a document in this layout into rulings."""
@@ -30,14 +30,11 @@ PARSERS: tuple[Parser, ...] = (bullet, plain, rules_excerpt)
 def detect(doc: RawDocument) -> Parser:
     """Return the parser for DOC's layout, or raise InputError naming why none fits."""
     for parser in PARSERS:
-        if parser.detect(doc.text):
+        if parser.detect(doc):
             return parser
     raise InputError(doc.path, "no known layout: no dated rulings and no prose paragraphs")
 
 
 def parse(doc: RawDocument) -> ParsedDocument:
-    """Detect DOC's layout and parse it; raise InputError if it holds no rulings."""
-    parsed = detect(doc).parse(doc)
-    if not parsed.rulings:
-        raise InputError(doc.path, f"no rulings found ({parsed.layout} layout)")
-    return parsed
+    """Detect DOC's layout and parse it (lazily, for streamed layouts)."""
+    return detect(doc).parse(doc)

@@ -25,8 +25,9 @@ def _split(line: str) -> tuple[str, str] | None:
     return None
 
 
-def detect(text: str) -> bool:
+def detect(doc: RawDocument) -> bool:
     """A bullet dump has at least one bullet line that starts with a date."""
+    text = doc.text
     return any(_split(line) is not None for line in lines_of(text))
 
 
@@ -47,4 +48,4 @@ def parse(doc: RawDocument) -> ParsedDocument:
             warnings.append(f"bullet {printed!r} (line {start + 1}) has no text; skipped")
             continue
         rulings.append(ParsedRuling(len(rulings), body, printed, Kind.RULING))
-    return ParsedDocument(LAYOUT, title, tuple(rulings), tuple(warnings))
+    return ParsedDocument(LAYOUT, title, tuple(rulings), warnings)

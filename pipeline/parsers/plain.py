@@ -8,8 +8,9 @@ from pipeline.parsers._text import is_date_line, join_paragraph, lines_of, title
 LAYOUT = Layout.PLAIN
 
 
-def detect(text: str) -> bool:
+def detect(doc: RawDocument) -> bool:
     """A plain dump has at least one line that is nothing but a date."""
+    text = doc.text
     return any(is_date_line(line) for line in lines_of(text))
 
 
@@ -32,4 +33,4 @@ def parse(doc: RawDocument) -> ParsedDocument:
             warnings.append(f"date line {printed!r} (line {start + 1}) has no text; skipped")
             continue
         rulings.append(ParsedRuling(len(rulings), body, printed, Kind.RULING))
-    return ParsedDocument(LAYOUT, title, tuple(rulings), tuple(warnings))
+    return ParsedDocument(LAYOUT, title, tuple(rulings), warnings)

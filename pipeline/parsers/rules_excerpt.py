@@ -32,8 +32,9 @@ def is_heading(paragraph: list[str]) -> bool:
     )
 
 
-def detect(text: str) -> bool:
+def detect(doc: RawDocument) -> bool:
     """Any text with at least one paragraph that is not a heading."""
+    text = doc.text
     return any(not is_heading(p) for p in _paragraphs(text))
 
 
