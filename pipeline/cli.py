@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 from tqdm import tqdm
 
+from pipeline.catalog import load_catalog
 from pipeline.changelog import render_json, render_markdown
 from pipeline.dataset import load_changeset, load_history
 from pipeline.errors import PipelineError, UsageError
 from pipeline.ingest import IngestReport, ingest
-from pipeline.models import DateOrder, FileStatus
+from pipeline.models import DateOrder, FileStatus, Layout
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -52,6 +53,14 @@ def cli() -> None:
     type=click.Choice([o.value for o in DateOrder]),
     help="Day/month order for documents whose dates do not decide it.",
 )
+@click.option(
+    "--catalog",
+    "catalogs",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Card catalog (MTGJSON set/AllPrintings/AtomicCards or Scryfall cards JSON): "
+    "English names, oracle ids, localized names. Repeatable.",
+)
 @click.option("--strict", is_flag=True, help="Store nothing if any input is rejected.")
 @click.option(
     "--wait",
@@ -65,6 +74,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     out: Path,
     manifest: Path | None,
     date_order: str | None,
+    catalogs: tuple[Path, ...],
     strict: bool,  # noqa: FBT001 - click passes flags positionally
     wait: float,
 ) -> None:
@@ -74,6 +84,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             list(paths) or [Path("raw")],
             out=out,
             manifest=manifest,
+            catalog=load_catalog(catalogs) if catalogs else None,
             date_order=DateOrder(date_order) if date_order else None,
             strict=strict,
             wait=wait,
@@ -180,6 +191,10 @@ def summary(report: IngestReport) -> str:
         f"  duplicates      {report.duplicates}",
         f"  warnings        {len(report.warnings)}",
     ]
+    releases = [f for f in report.files if f.layout is Layout.COMPREHENSIVE_RULES]
+    if releases:
+        lines.append("comprehensive rules releases:")
+        lines += [f"  {f.source_path}: {f.rules} numbered rules" for f in releases]
     if report.rejected:
         lines.append("rejected:")
         lines += [f"  {f.source_path}: {f.reason}" for f in report.rejected]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,13 +32,18 @@ _FUTURE_SLACK = dt.timedelta(days=1)
 class Extraction:
     """The sightings of one document (lazy) and what is worth reporting about it.
 
-    `warnings` and `count` are complete once `sightings` has been consumed.
+    `warnings` and `kinds` (rows per kind) are complete once `sightings` has been consumed.
     """
 
     sightings: Iterator[Sighting]
     ambiguous: bool
     warnings: list[str] = field(default_factory=list)
-    count: int = 0
+    kinds: Counter[Kind] = field(default_factory=Counter)
+
+    @property
+    def count(self) -> int:
+        """Rows extracted so far."""
+        return sum(self.kinds.values())
 
 
 def extract(
@@ -80,13 +86,14 @@ def extract(
             if token is not None and effective is not None and effective > limit:
                 warnings.append(f"date {token.printed!r} is in the future; kept")
             row_card, row_origin = (ruling.card, CardOrigin.DATA) if ruling.card else (card, origin)
-            if row_card is None and ruling.kind is Kind.RULING and not warned_card:
+            named = row_card is not None or ruling.oracle_id is not None
+            if not named and ruling.kind is Kind.RULING and not warned_card:
                 warned_card = True
                 warnings.append(
                     f"no card: the title {parsed.title!r} is not a card name "
                     "and the manifest names none"
                 )
-            result.count += 1
+            result.kinds[ruling.kind] += 1
             yield _sighting(doc, parsed, ruling, effective, token, ambiguous=ambiguous,
                             card=(row_card, ruling.card or printed_name, row_origin))  # fmt: skip
 

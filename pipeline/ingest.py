@@ -10,10 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import read, store
+from pipeline.catalog import Catalog, apply_catalog
 from pipeline.history import changes_table, run_changes, with_current
 from pipeline.merge import (
     RULING_TEXT,
     assign_languages,
+    carry_rule_dates,
     known_languages,
     merge_rulings,
     sightings_table,
@@ -66,13 +68,17 @@ def ingest(
     *,
     out: Path,
     manifest: Path | None = None,
+    catalog: Catalog | None = None,
     date_order: DateOrder | None = None,
     strict: bool = False,
     wait: float = 0,
     progress: Progress | None = None,
     today: dt.date | None = None,
 ) -> IngestReport:
-    """Ingest the raw files under PATHS into the dataset in OUT as one run."""
+    """Ingest the raw files under PATHS into the dataset in OUT as one run.
+
+    CATALOG (see load_catalog) maps cards to English names and oracle ids.
+    """
     started = dt.datetime.now(tz=dt.UTC)
     roots = read.discover(paths, manifest)
     hints = {root: _manifest_for(root, manifest) for root, _ in roots}
@@ -93,7 +99,8 @@ def ingest(
         batches = [r.sightings for r in results if r.sightings is not None]
         new = pa.concat_tables(batches) if batches else sightings_table([], run)
         new, repair_warnings = repair(new, texts_with_symbols(rulings))
-        new = assign_languages(new, known_languages(rulings))
+        new, catalog_warnings = apply_catalog(new, catalog)
+        new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
         merged = merge_rulings(rulings, new)
         reports = [r.report for r in results]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
@@ -102,7 +109,7 @@ def ingest(
             files=tuple(reports),
             rulings_read=new.num_rows,
             new_keys=merged.num_rows - rulings.num_rows,
-            warnings=(*warnings, *repair_warnings),
+            warnings=(*warnings, *repair_warnings, *catalog_warnings),
             ambiguous=tuple(r.report.source_path for r in results if r.ambiguous),
             stored=not (strict and any(r.status is FileStatus.REJECTED for r in reports)),
             started_at=started,

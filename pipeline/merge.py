@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from pipeline.language import detect_language
 from pipeline.normalize import SYMBOL_PATTERN
-from pipeline.schema import RULINGS, SIGHTINGS
+from pipeline.schema import RULINGS, SIGHTINGS, make_schema
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -116,10 +116,37 @@ def strings(column: Any) -> list[str]:  # noqa: ANN401 - any Arrow string column
     return [str(value) for value in column.to_pylist()]
 
 
-def lookup(keys: Any, mapping: dict[str, str]) -> Any:  # noqa: ANN401 - Arrow in and out
+def lookup(keys: Any, mapping: dict[str, Any], kind: pa.DataType | None = None) -> Any:  # noqa: ANN401
     """Map an Arrow string column through MAPPING; keys it lacks become null."""
     at = pc.index_in(keys, value_set=pa.array(list(mapping), pa.string()))
-    return pc.take(pa.array(list(mapping.values()), pa.string()), at)
+    return pc.take(pa.array(list(mapping.values()), kind or pa.string()), at)
+
+
+def carry_rule_dates(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
+    """Give each rule the date of the first release that had its text.
+
+    A release's date is not a per-rule date: a rule whose words did not change keeps
+    the row it had, so a new release shows only its real changes.
+    """
+    shape = make_schema(
+        [pa.field("text_hash", pa.string()), pa.field("effective_date", pa.date32())]
+    )
+    numbered = [
+        t.filter(pc.is_valid(t["rule_id"])).select(shape.names).cast(shape)
+        for t in (rulings, sightings)
+    ]
+    known = pa.concat_tables(numbered).filter(pc.is_valid(pc.field("effective_date")))
+    if not known.num_rows:
+        return sightings
+    first = known.group_by("text_hash").aggregate([("effective_date", "min")])
+    dates = dict(
+        zip(strings(first["text_hash"]), first["effective_date_min"].to_pylist(), strict=True)
+    )
+    earliest = lookup(sightings["text_hash"], dates, pa.date32())
+    carried = pc.if_else(pc.is_valid(sightings["rule_id"]), earliest, sightings["effective_date"])
+    return replace_column(
+        sightings, "effective_date", pc.coalesce(carried, sightings["effective_date"])
+    )
 
 
 def replace_column(table: pa.Table, name: str, values: Any) -> pa.Table:  # noqa: ANN401

@@ -157,3 +157,4 @@ class FileReport:
     rulings: int = 0
     warnings: tuple[str, ...] = ()
     context: str = ""
+    rules: int = 0  # rows of kind rule: a Comprehensive Rules release's numbered rules

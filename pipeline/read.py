@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from pipeline.errors import InputError, UsageError
 from pipeline.models import DateOrder, RawDocument, SourceHints
+from pipeline.parsers._json import is_json
 
 MANIFEST_NAME = "manifest.csv"
 MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_order"})
@@ -120,16 +121,17 @@ def read_bytes(file: InputFile, root: Path) -> bytes:
 
 
 def to_document(name: str, data: bytes, hints: SourceHints) -> RawDocument:
-    """Decode a raw file's bytes into a document; raise InputError if they are not text."""
+    """Decode a raw file's bytes into a document; raise InputError if they are not text.
+
+    JSON stays bytes (its parsers stream it); JSON in another encoding is re-encoded as UTF-8.
+    """
+    sha = sha256_bytes(data)
+    if is_json(data):
+        return RawDocument(name, sha, "", "utf-8", hints, (), data)
     text, encoding, warnings = decode(data, name)
-    return RawDocument(
-        path=name,
-        sha256=sha256_bytes(data),
-        text=text,
-        encoding=encoding,
-        hints=hints,
-        warnings=warnings,
-    )
+    if text.lstrip()[:1] in {"{", "["}:
+        return RawDocument(name, sha, "", encoding, hints, warnings, text.encode("utf-8"))
+    return RawDocument(name, sha, text, encoding, hints, warnings, data)
 
 
 def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:

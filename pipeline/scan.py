@@ -16,7 +16,7 @@ from pipeline import read
 from pipeline.errors import InputError
 from pipeline.extract import extract
 from pipeline.merge import sightings_table
-from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
+from pipeline.models import DateOrder, FileReport, FileStatus, Kind, SourceHints
 from pipeline.parsers import parse
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ def scan(job: ScanJob, done: frozenset[tuple[str, str, str]]) -> ScanResult:
         layout=parsed.layout,
         encoding=doc.encoding,
         rulings=found.count,
+        rules=found.kinds[Kind.RULE],
         warnings=(*doc.warnings, *found.warnings),
         context=context,
     )

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from pipeline.errors import InputError
-from pipeline.parsers import bullet, plain, rules_excerpt
+from pipeline.parsers import (
+    bullet,
+    comprules,
+    gatherer,
+    mtgjson,
+    plain,
+    rules_excerpt,
+    scryfall,
+)
 
 if TYPE_CHECKING:
     from pipeline.models import Layout, ParsedDocument, RawDocument
@@ -23,8 +31,17 @@ class Parser(Protocol):
         """Turn a document in this layout into rulings."""
 
 
-# Most specific first: a bullet dump also has date lines, and any prose is an excerpt.
-PARSERS: tuple[Parser, ...] = (bullet, plain, rules_excerpt)
+# Most specific first: structured formats, then the Comprehensive Rules (numbered, dated
+# once), then text dumps: a bullet dump also has date lines, and any prose is an excerpt.
+PARSERS: tuple[Parser, ...] = (
+    scryfall,
+    mtgjson,
+    gatherer,
+    comprules,
+    bullet,
+    plain,
+    rules_excerpt,
+)
 
 
 def detect(doc: RawDocument) -> Parser:
@@ -32,6 +49,10 @@ def detect(doc: RawDocument) -> Parser:
     for parser in PARSERS:
         if parser.detect(doc):
             return parser
+    if doc.data and not doc.text:
+        raise InputError(doc.path, "JSON of an unknown shape: not MTGJSON nor Scryfall rulings")
+    if "<html" in doc.text[:2048].lower():
+        raise InputError(doc.path, "HTML that is not a Gatherer card page")
     raise InputError(doc.path, "no known layout: no dated rulings and no prose paragraphs")
 
 
