@@ -127,13 +127,23 @@ def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, l
         table = replace_column(table, "card", pc.coalesce(table["card"], by_oracle))
         oracle = lookup(table["card"], catalog.oracle_of)
         table = replace_column(table, "oracle_id", pc.coalesce(table["oracle_id"], oracle))
-    orphans = table.filter(pc.and_(pc.is_null(table["card"]), pc.is_valid(table["oracle_id"])))
-    for path, count in sorted(_count(strings(orphans["source_path"])).items()):
+    no_card = pc.is_null(table["card"])
+    orphans = table.filter(pc.and_(no_card, pc.is_valid(table["oracle_id"])))
+    warnings += [
+        f"{path}: {count} rulings name only an oracle id; card left empty, oracle id kept "
+        "(pass --catalog with a Scryfall or MTGJSON file to name them)"
+        for path, count in sorted(_count(strings(orphans["source_path"])).items())
+    ]
+    unnamed = pc.and_(pc.and_(no_card, pc.is_null(table["oracle_id"])), _is_ruling(table))
+    for path in sorted(set(strings(table.filter(unnamed)["source_path"]))):
         warnings.append(
-            f"{path}: {count} rulings name only an oracle id; card left empty, oracle id kept "
-            "(pass --catalog with a Scryfall or MTGJSON file to name them)"
+            f"{path}: no card: the title is not a card name and no manifest or catalog names one"
         )
     return table, warnings
+
+
+def _is_ruling(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow boolean array
+    return pc.equal(table["kind"], pa.scalar(Kind.RULING.value))
 
 
 def _count(values: list[str]) -> dict[str, int]:
@@ -145,8 +155,7 @@ def _count(values: list[str]) -> dict[str, int]:
 
 def _inferred(table: pa.Table, catalog: Catalog, warnings: list[str]) -> pa.Table:
     """Give documents with no card the one catalog card their rulings mention."""
-    is_ruling = pc.equal(table["kind"], pa.scalar(Kind.RULING.value))
-    unknown = pc.and_(pc.is_null(table["card"]), is_ruling)
+    unknown = pc.and_(pc.is_null(table["card"]), _is_ruling(table))
     if not pc.any(unknown).as_py():
         return table
     texts: dict[str, list[str]] = defaultdict(list)

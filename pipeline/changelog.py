@@ -1,35 +1,26 @@
-"""Changesets read from changes.parquet, and their Markdown and JSON renderings."""
+"""Changesets: the changes of some runs, grouped, with the rule changes that explain them."""
 
 from __future__ import annotations
 
-import difflib
-import json
+import datetime as dt
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.diff import ChangeType
 
-if TYPE_CHECKING:
-    import datetime as dt
-
-_TITLES = {
-    ChangeType.AMENDED: "Amended",
-    ChangeType.REMOVED: "Removed",
-    ChangeType.ADDED: "Added",
-    ChangeType.REDATED: "Re-dated",
-}
-_ORDER = [ChangeType.AMENDED, ChangeType.REMOVED, ChangeType.ADDED, ChangeType.REDATED]
-# Characters Markdown would read as markup; an underscore only at a word's edge.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*~\[\]<>#|]|(?<![^\W_])_|_(?![^\W_]))")
+# A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
+# are linked: the 2024 suspend rulings (2024-02-02) and rule 702.62a (effective 2024-02-02).
+LINK_WINDOW = dt.timedelta(days=45)
+_KEYWORD_WORDS = 4
 
 
 @dataclass(frozen=True, slots=True)
 class Group:
-    """One change, as it happened on one or more cards."""
+    """One change, as it happened on one or more cards (or in the rules)."""
 
     group: str
     change: ChangeType
@@ -39,9 +30,27 @@ class Group:
     new_text: str | None
     old_date: dt.date | None
     new_date: dt.date | None
+    old_rule_id: str | None
+    new_rule_id: str | None
     similarity: float | None
     cards: tuple[tuple[str | None, str], ...]  # (card, source), sorted
     changes: int  # card-level changes in the group
+    explained_by: tuple[str, ...] = ()  # rule changes that explain a ruling change
+
+    @property
+    def is_rule(self) -> bool:
+        """A change of the Comprehensive Rules rather than of a card's rulings."""
+        return self.old_rule_id is not None or self.new_rule_id is not None
+
+    @property
+    def date(self) -> dt.date | None:
+        """When the change took effect: the new date, else the old one."""
+        return self.new_date or self.old_date
+
+    @property
+    def text(self) -> str:
+        """The text the change is about: the new one, else the old one."""
+        return self.new_text or self.old_text or ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,23 +66,34 @@ class Changeset:
         return sum(g.changes for g in self.groups if g.change is change)
 
 
-def changeset(changes: pa.Table, runs: list[int]) -> Changeset:
-    """Gather the changes of RUNS into groups: the same change on many cards is one group."""
+def changeset(
+    changes: pa.Table, runs: list[int], rule_titles: dict[str, str] | None = None
+) -> Changeset:
+    """Gather the changes of RUNS into groups: the same change on many cards is one group.
+
+    RULE_TITLES maps rule numbers such as 702.62 to their titles ("Suspend"): with them,
+    each ruling change names the rule changes (of any run) that explain it.
+    """
     selected = pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64()))
-    rows = changes.filter(selected).to_pylist()
     first: dict[tuple[str | None, str], int] = {}
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
+    for row in changes.filter(selected).to_pylist():
         if row["first_seen"]:
             key = (row["card"], row["source"])
             first[key] = first.get(key, 0) + 1
         else:
             grouped.setdefault(row["group"], []).append(row)
-    groups = [_group(members) for members in grouped.values()]
-    groups.sort(key=lambda g: (not g.rule_change, _ORDER.index(g.change), _card_key(g.cards[0]),
-                               g.old_text or g.new_text or "", g.group))  # fmt: skip
+    rules = _rule_changes(changes, rule_titles or {})
+    groups = [_explained(_group(members), rules) for members in grouped.values()]
+    groups.sort(key=_group_order)
     seen = sorted(((c, s, n) for (c, s), n in first.items()), key=lambda t: _card_key(t[:2]))
     return Changeset(tuple(sorted(runs)), tuple(groups), tuple(seen))
+
+
+def _group_order(g: Group) -> tuple[object, ...]:
+    order = list(ChangeType)
+    return (g.is_rule, not g.rule_change, order.index(g.change), _card_key(g.cards[0]),
+            g.old_rule_id or g.new_rule_id or "", g.text, g.group)  # fmt: skip
 
 
 def _card_key(pair: tuple[str | None, str]) -> tuple[bool, str, str]:
@@ -92,124 +112,52 @@ def _group(members: list[dict[str, Any]]) -> Group:
         new_text=head["new_text"],
         old_date=head["old_date"],
         new_date=head["new_date"],
+        old_rule_id=head["old_rule_id"],
+        new_rule_id=head["new_rule_id"],
         similarity=head["similarity"],
         cards=cards,
         changes=len(members),
     )
 
 
-def word_diff(old: str, new: str) -> list[tuple[str, str]]:
-    """Word-level diff as (op, words) pieces: op is '=', '-' (removed) or '+' (added)."""
-    a, b = old.split(), new.split()
-    pieces: list[tuple[str, str]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            pieces.append(("=", " ".join(a[i1:i2])))
+@dataclass(frozen=True, slots=True)
+class _RuleChange:
+    rule_id: str
+    change: str
+    date: dt.date
+    keyword: re.Pattern[str]
+
+
+def _rule_changes(changes: pa.Table, titles: dict[str, str]) -> list[_RuleChange]:
+    """Changes of keyword rules (702.62a under 702.62 "Suspend"), with their keyword.
+
+    A release read for the first time changes nothing: its rules are first sightings.
+    """
+    rule_ids = pc.coalesce(changes["new_rule_id"], changes["old_rule_id"])
+    changed = pc.and_(pc.is_valid(rule_ids), pc.invert(changes["first_seen"]))
+    found = []
+    for row in changes.filter(changed).to_pylist():
+        rule_id = row["new_rule_id"] or row["old_rule_id"]
+        parent = re.match(r"\d{3}\.\d+", rule_id)
+        title = titles.get(parent.group()) if parent else None
+        date = row["new_date"] or row["old_date"]
+        if not title or not date or len(title.split()) > _KEYWORD_WORDS:
             continue
-        if i2 > i1:
-            pieces.append(("-", " ".join(a[i1:i2])))
-        if j2 > j1:
-            pieces.append(("+", " ".join(b[j1:j2])))
-    return pieces
+        if row["change"] != ChangeType.RENUMBERED.value:
+            keyword = re.compile(rf"\b{re.escape(title)}\b", re.IGNORECASE)
+            found.append(_RuleChange(rule_id, row["change"], date, keyword))
+    return found
 
 
-def _md(text: str) -> str:
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
-
-
-def _cards_md(cards: tuple[tuple[str | None, str], ...]) -> str:
-    return ", ".join(f"{_md(card or '(no card)')} ({_md(source)})" for card, source in cards)
-
-
-def render_markdown(cs: Changeset) -> str:
-    """The changeset for people: rule changes first, grouped, with word-level diffs."""
-    runs = ", ".join(str(r) for r in cs.runs) or "none"
-    out = [f"# Ruling changes: run {runs}", ""]
-    counts = ", ".join(f"{cs.count(t)} {_TITLES[t].lower()}" for t in _ORDER)
-    if cs.first_seen:
-        first = sum(n for _, _, n in cs.first_seen)
-        counts += f"; {first} rulings first seen on {len(cs.first_seen)} card(s)"
-    out += [counts, ""]
-    rule = [g for g in cs.groups if g.rule_change]
-    other = [g for g in cs.groups if not g.rule_change and g.change is not ChangeType.REDATED]
-    redated = [g for g in cs.groups if g.change is ChangeType.REDATED]
-    if rule:
-        out += ["## Rule changes", ""]
-        for g in rule:
-            out += _group_md(g)
-    if other:
-        out += ["## Other additions", ""]
-        for g in other:
-            out += _group_md(g)
-    if redated:
-        out += ["## Re-dated (same words, new date)", ""]
-        out += [
-            f"- {g.old_date} \u2192 {g.new_date}: {_md(_short(g.new_text or ''))} "
-            f"({_cards_md(g.cards)})"
-            for g in redated
-        ]
-        out.append("")
-    if cs.first_seen:
-        out += ["## First seen", ""]
-        out += [f"- {_cards_md(((c, s),))}: {n} ruling(s)" for c, s, n in cs.first_seen]
-        out.append("")
-    if not cs.groups and not cs.first_seen:
-        out += ["No changes.", ""]
-    return "\n".join(out)
-
-
-def _group_md(g: Group) -> list[str]:
-    title = _TITLES[g.change] + (" silently (same date)" if g.silent else "")
-    moved = f"{g.old_date} \u2192 {g.new_date}" if g.old_date != g.new_date else ""
-    dates = {
-        ChangeType.AMENDED: moved or f"dated {g.old_date}",
-        ChangeType.REMOVED: f"dated {g.old_date}",
-        ChangeType.ADDED: f"dated {g.new_date}",
-    }.get(g.change, "")
-    lines = [f"### {title}, {dates}", "", f"Cards: {_cards_md(g.cards)}", ""]
-    if g.change is ChangeType.AMENDED and g.old_text and g.new_text:
-        marks = {"=": "{}", "-": "~~{}~~", "+": "**{}**"}
-        diff = " ".join(
-            marks[op].format(_md(words)) for op, words in word_diff(g.old_text, g.new_text)
-        )
-        lines += [f"> {diff}", "", f"Similarity {g.similarity:.1f}%.", ""]
-    else:
-        lines += [f"> {_md(g.old_text or g.new_text or '')}", ""]
-    return lines
-
-
-def _short(text: str, limit: int = 90) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
-
-
-def render_json(cs: Changeset) -> str:
-    """The same changeset as data, for programs."""
-
-    def date(value: dt.date | None) -> str | None:
-        return value.isoformat() if value else None
-
-    data = {
-        "runs": list(cs.runs),
-        "counts": {t.value: cs.count(t) for t in _ORDER},
-        "groups": [
-            {
-                "group": g.group,
-                "change": g.change.value,
-                "rule_change": g.rule_change,
-                "silent": g.silent,
-                "old_text": g.old_text,
-                "new_text": g.new_text,
-                "old_date": date(g.old_date),
-                "new_date": date(g.new_date),
-                "similarity": g.similarity,
-                "cards": [{"card": c, "source": s} for c, s in g.cards],
-                "changes": g.changes,
-                "diff": [{"op": op, "text": t} for op, t in word_diff(g.old_text, g.new_text)]
-                if g.old_text and g.new_text and g.change is ChangeType.AMENDED
-                else None,
-            }
-            for g in cs.groups
-        ],
-        "first_seen": [{"card": c, "source": s, "rulings": n} for c, s, n in cs.first_seen],
-    }
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+def _explained(group: Group, rules: list[_RuleChange]) -> Group:
+    """Name the rule changes that share a keyword with a ruling change and fall near it."""
+    date = group.date
+    if group.is_rule or not group.rule_change or date is None:
+        return group
+    texts = f"{group.old_text or ''} {group.new_text or ''}"
+    links = sorted({
+        f"{r.rule_id} ({r.change}, effective {r.date})"
+        for r in rules
+        if abs(r.date - date) <= LINK_WINDOW and r.keyword.search(texts)
+    })  # fmt: skip
+    return replace(group, explained_by=tuple(links)) if links else group

@@ -10,11 +10,11 @@ import click
 from tqdm import tqdm
 
 from pipeline.catalog import load_catalog
-from pipeline.changelog import render_json, render_markdown
 from pipeline.dataset import load_changeset, load_history
 from pipeline.errors import PipelineError, UsageError
 from pipeline.ingest import IngestReport, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
+from pipeline.render import render_json, render_markdown
 
 if TYPE_CHECKING:
     import datetime as dt

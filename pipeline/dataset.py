@@ -11,6 +11,7 @@ from pipeline import store
 from pipeline.changelog import Changeset, changeset
 from pipeline.errors import UsageError
 from pipeline.history import HistoryEntry, card_history
+from pipeline.merge import strings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,8 +45,16 @@ def _span(ids: list[int]) -> str:
 
 
 def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None = None) -> Changeset:
-    """The changeset of the selected runs."""
-    return changeset(store.read_table(out, "changes"), select_runs(out, run=run, since=since))
+    """The changeset of the selected runs, linked to the rule changes that explain them."""
+    runs = select_runs(out, run=run, since=since)
+    return changeset(store.read_table(out, "changes"), runs, rule_titles(out))
+
+
+def rule_titles(out: Path) -> dict[str, str]:
+    """Titles of the numbered rule sections the dataset holds: {"702.62": "Suspend"}."""
+    rulings = store.read_table(out, "rulings").select(["rule_id", "text"])
+    sections = rulings.filter(pc.match_substring_regex(rulings["rule_id"], r"^\d{3}\.\d+$"))
+    return dict(zip(strings(sections["rule_id"]), strings(sections["text"]), strict=True))
 
 
 def load_history(out: Path, card: str) -> list[HistoryEntry]:

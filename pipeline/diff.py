@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -23,25 +24,29 @@ AMEND_THRESHOLD = 70.0
 
 
 class ChangeType(StrEnum):
-    """How a ruling differs between two snapshots."""
+    """How a ruling differs between two snapshots (in the order changelogs list them)."""
 
-    ADDED = "added"
-    REMOVED = "removed"
     AMENDED = "amended"
+    REMOVED = "removed"
+    ADDED = "added"
     REDATED = "redated"
+    RENUMBERED = "renumbered"  # a rule whose text moved to another number
 
 
 @dataclass(frozen=True, slots=True)
 class Version:
-    """One ruling as a snapshot holds it; its identity is its text hash and date."""
+    """One ruling as a snapshot holds it; its identity is its text hash, date and rule number."""
 
     text_hash: str
     effective_date: dt.date | None
     text: str = field(compare=False)
+    rule_id: str | None = None
 
-    def sort_key(self) -> tuple[bool, dt.date | None, str]:
-        """Undated first, then by date, then by hash."""
-        return (self.effective_date is not None, self.effective_date, self.text_hash)
+    def sort_key(self) -> tuple[tuple[int, ...], str, bool, dt.date | None, str]:
+        """By rule number (numerically), then undated first, by date, by hash."""
+        number = tuple(int(p) for p in re.findall(r"\d+", self.rule_id or ""))
+        return (number, self.rule_id or "", self.effective_date is not None,
+                self.effective_date, self.text_hash)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,8 @@ class Change:
         parts: list[object] = [self.change, old and old.text_hash, new and new.text_hash]
         if self.change is ChangeType.REDATED and old is not None and new is not None:
             parts += [old.effective_date, new.effective_date]
+        if (old and old.rule_id) or (new and new.rule_id):
+            parts += [old and old.rule_id, new and new.rule_id]
         return hashlib.sha256(repr([str(p) for p in parts]).encode()).hexdigest()[:16]
 
 
@@ -81,8 +88,9 @@ def compare(
 ) -> list[Change]:
     """List what changed from BEFORE (None: never read) to AFTER; unchanged rulings are left out.
 
-    Same text and date: unchanged. Same text, other date: re-dated. The remaining removed
-    and added rulings are paired, most similar first, as amendments when they reach
+    Same text and date: unchanged. Same text, other date: re-dated; other rule number:
+    renumbered. Rules that kept their number but not their words are amended. The remaining
+    removed and added rulings are paired, most similar first, as amendments when they reach
     AMEND_THRESHOLD; an amendment that kept its date is silent. Amendments and removals are
     rule changes, and so are additions that come with them.
     """
@@ -93,12 +101,18 @@ def compare(
     common = set(old) & set(new)
     gone = [v for v in old if v not in common]
     came = [v for v in new if v not in common]
-    redated, gone, came = _pair(gone, came, _same_text, 100.0)
+    moved, gone, came = _pair(gone, came, _same_text, 100.0)
+    same_number, gone, came = _pair(gone, came, _same_number, 100.0)
     amended, gone, came = _pair(gone, came, _similar, AMEND_THRESHOLD)
+    amended += [(a, b, similarity(a.text, b.text)) for a, b, _ in same_number]
+    amended.sort(key=lambda pair: pair[0].sort_key())
     changes = [
-        _change(card, source, ChangeType.REDATED, old=a, new=b, similarity=score)
-        for a, b, score in redated
-    ]
+        _change(
+            card, source, ChangeType.RENUMBERED if a.rule_id != b.rule_id else ChangeType.REDATED,
+            old=a, new=b, similarity=score,
+        )
+        for a, b, score in moved
+    ]  # fmt: skip
     changes += [
         _change(
             card, source, ChangeType.AMENDED, old=a, new=b, similarity=score, rule_change=True,
@@ -116,6 +130,10 @@ def compare(
 
 def _same_text(a: Version, b: Version) -> float:
     return 100.0 if a.text_hash == b.text_hash else 0.0
+
+
+def _same_number(a: Version, b: Version) -> float:
+    return 100.0 if a.rule_id is not None and a.rule_id == b.rule_id else 0.0
 
 
 def _similar(a: Version, b: Version) -> float:

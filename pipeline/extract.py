@@ -73,7 +73,6 @@ def extract(
     limit = (today or dt.datetime.now(tz=dt.UTC).date()) + _FUTURE_SLACK
 
     def rows() -> Iterator[Sighting]:
-        warned_card = False
         for ruling in parsed.rulings:
             token = printed.get(ruling.date_printed) if ruling.date_printed else None
             if ruling.date_printed and ruling.date_printed not in printed:
@@ -86,13 +85,6 @@ def extract(
             if token is not None and effective is not None and effective > limit:
                 warnings.append(f"date {token.printed!r} is in the future; kept")
             row_card, row_origin = (ruling.card, CardOrigin.DATA) if ruling.card else (card, origin)
-            named = row_card is not None or ruling.oracle_id is not None
-            if not named and ruling.kind is Kind.RULING and not warned_card:
-                warned_card = True
-                warnings.append(
-                    f"no card: the title {parsed.title!r} is not a card name "
-                    "and the manifest names none"
-                )
             result.kinds[ruling.kind] += 1
             yield _sighting(doc, parsed, ruling, effective, token, ambiguous=ambiguous,
                             card=(row_card, ruling.card or printed_name, row_origin))  # fmt: skip

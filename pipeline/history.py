@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 _NULL = "\x00"  # stands for a null card or date in composite keys, so nulls compare equal
 _SEP = "\x1f"
-_ORDER = {ChangeType.AMENDED: 0, ChangeType.REMOVED: 1, ChangeType.ADDED: 2, ChangeType.REDATED: 3}
+_ORDER = {t: n for n, t in enumerate(ChangeType)}
 
 
 def _joined(table: pa.Table, names: list[str]) -> Any:  # noqa: ANN401 - the stubs lag pyarrow
@@ -63,12 +63,13 @@ def _versions(
     table: pa.Table, keep: Callable[[str, int], bool]
 ) -> dict[str, tuple[str | None, str, list[Version]]]:
     out: dict[str, tuple[str | None, str, list[Version]]] = {}
-    columns = ["_snap", "run", "card", "source", "text_hash", "effective_date", "text"]
+    columns = ["_snap", "run", "card", "source", "text_hash", "effective_date", "text", "rule_id"]
     for row in table.select(columns).to_pylist():
         if not keep(row["_snap"], row["run"]):
             continue
         entry = out.setdefault(row["_snap"], (row["card"], row["source"], []))
-        entry[2].append(Version(row["text_hash"], row["effective_date"], row["text"]))
+        version = Version(row["text_hash"], row["effective_date"], row["text"], row["rule_id"])
+        entry[2].append(version)
     return out
 
 
@@ -90,6 +91,8 @@ def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
             "new_text_hash": c.new.text_hash if c.new else None,
             "old_date": c.old.effective_date if c.old else None,
             "new_date": c.new.effective_date if c.new else None,
+            "old_rule_id": c.old.rule_id if c.old else None,
+            "new_rule_id": c.new.rule_id if c.new else None,
             "similarity": c.similarity,
             "rule_change": c.rule_change,
             "silent": c.silent,

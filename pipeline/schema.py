@@ -103,6 +103,8 @@ CHANGES = make_schema(
         pa.field("new_text_hash", pa.string()),
         pa.field("old_date", pa.date32()),
         pa.field("new_date", pa.date32()),
+        pa.field("old_rule_id", pa.string()),
+        pa.field("new_rule_id", pa.string()),
         pa.field("similarity", pa.float64()),
         pa.field("rule_change", pa.bool_(), nullable=False),
         pa.field("silent", pa.bool_(), nullable=False),

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from conftest import EXPECTED, FIXTURES, RAW
 
 from pipeline import ingest
-from pipeline.changelog import render_json, render_markdown
 from pipeline.cli import cli
 from pipeline.dataset import load_changeset
+from pipeline.render import render_json, render_markdown
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -114,7 +114,13 @@ def test_seed_scenario_golden(scenario: Path, fmt: str, *, update_golden: bool) 
 def test_json_is_the_same_changeset(scenario: Path) -> None:
     """The JSON rendering carries the groups and counts the Markdown shows."""
     data = json.loads(render_json(load_changeset(scenario)))
-    assert data["counts"] == {"amended": 3, "removed": 3, "added": 5, "redated": 10}
+    assert data["counts"] == {
+        "amended": 3,
+        "removed": 3,
+        "added": 5,
+        "redated": 10,
+        "renumbered": 0,
+    }
     assert data["runs"] == [2]
     suspend = next(g for g in data["groups"] if (g["old_text"] or "").startswith("Suspend"))
     assert {"op": "-", "text": "causes"} in suspend["diff"]

@@ -31,8 +31,8 @@ def test_seeds_ingest_into_one_run(raw_copy: Path, out: Path) -> None:
     assert report.rejected == ()
     assert report.warnings == (
         (
-            "003_4e428d287bba6602.txt: no card: the title 'Rulings' is not a card name "
-            "and the manifest names none"
+            "003_4e428d287bba6602.txt: no card: the title is not a card name and no manifest "
+            "or catalog names one"
         ),
     )
     rulings = _table(out, "rulings")
