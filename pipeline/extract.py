@@ -19,7 +19,7 @@ from pipeline.models import (
     RawDocument,
     Sighting,
 )
-from pipeline.normalize import card_from_title, clean, has_symbol_gap, text_hash
+from pipeline.normalize import card_from_title, clean, has_symbol_gap, hash_clean
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -111,7 +111,7 @@ def _sighting(
         layout=parsed.layout,
         position=ruling.position,
         date_printed=ruling.date_printed,
-        text_hash=text_hash(text),
+        text_hash=hash_clean(text),
         text=text,
         card=card[0],
         card_printed=card[1],

@@ -16,17 +16,44 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _WORD = re.compile(r"[^\W\d_]+(?:'[a-z]+)?")
-# Frequent English words that are rare in the other languages rulings are printed in.
-# langdetect misreads short English ("Yes." comes out French), so clear English is
-# recognised here first; that is also much faster than a model call.
-_ENGLISH = frozenset({
-    "the", "of", "and", "to", "you", "that", "is", "it", "if", "with", "this", "for", "can",
-    "be", "are", "its", "your", "any", "an", "as", "on", "or", "by", "from", "not", "when",
-    "would", "each", "was", "has", "have", "will", "may", "they", "their", "there", "which",
-    "but", "all", "no", "yes", "it's", "can't", "don't", "doesn't", "isn't", "won't", "that's",
-    "you're", "you'll", "card", "cards", "spell", "player",
-})  # fmt: skip
-_MIN_ENGLISH_RATIO = 0.2
+# Frequent function words of the languages rulings are printed in, rare in the others.
+# langdetect misreads short English ("Yes." comes out French) and costs milliseconds a
+# call, so a text whose words clearly belong to one of these lists is settled here.
+_FUNCTION_WORDS = {
+    "en": frozenset({
+        "the", "of", "and", "to", "you", "that", "is", "it", "if", "with", "this", "for",
+        "can", "be", "are", "its", "your", "any", "an", "as", "on", "or", "by", "from", "not",
+        "when", "would", "each", "was", "has", "have", "will", "may", "they", "their", "there",
+        "which", "but", "all", "no", "yes", "it's", "can't", "don't", "doesn't", "isn't",
+        "won't", "that's", "you're", "you'll", "card", "cards", "spell", "player",
+    }),
+    "de": frozenset({
+        "der", "die", "das", "und", "ist", "nicht", "ein", "eine", "einer", "den", "dem", "des",
+        "mit", "sich", "auf", "wenn", "du", "diese", "dieser", "wird", "werden", "kann", "zu",
+        "im", "ins", "von", "karte", "oder", "auch", "sie", "bleibt", "kein", "keine",
+    }),
+    "fr": frozenset({
+        "le", "la", "les", "des", "est", "une", "un", "et", "pas", "ne", "que", "qui", "dans",
+        "du", "vous", "sur", "avec", "cette", "carte", "elle", "il", "si", "peut", "sont",
+        "n'est", "d'une", "l'on", "plus", "sans", "au", "aux",
+    }),
+    "es": frozenset({
+        "el", "los", "las", "una", "es", "y", "que", "del", "con", "por", "para", "si",
+        "se", "su", "esa", "ese", "esta", "carta", "puede", "como", "pero", "hechizo",
+    }),
+    "it": frozenset({
+        "il", "lo", "gli", "della", "di", "che", "è", "una", "non", "con", "per", "si", "carta",
+        "questa", "quella", "puoi", "viene", "sono", "nel", "nella",
+    }),
+    "pt": frozenset({
+        "o", "os", "as", "uma", "um", "é", "não", "com", "por", "para", "que", "se", "carta",
+        "essa", "esse", "pode", "você", "seu", "sua", "do", "da", "dos", "das",
+    }),
+}  # fmt: skip
+# A language is settled by its function words when they are this share of the words and
+# at least twice as many as any other language's.
+_MIN_SHARE = 0.2
+_FEW_WORDS = 3
 _MIN_LETTERS_FOR_MODEL = 20
 _MIN_PROBABILITY = 0.8
 
@@ -49,9 +76,18 @@ def _detect(text: str) -> str:  # noqa: PLR0911 - one early answer per script or
     words = _WORD.findall(text.lower().replace("\u2019", "'"))
     if not words:
         return UNDETERMINED
-    english = sum(word in _ENGLISH for word in words)
-    if english / len(words) >= _MIN_ENGLISH_RATIO:
-        return "en"
+    scores = sorted(
+        (
+            (sum(w in vocabulary for w in words), lang)
+            for lang, vocabulary in _FUNCTION_WORDS.items()
+        ),
+        reverse=True,
+    )
+    (best, lang), (second, _) = scores[0], scores[1]
+    # Rulings as short as "Yes." are English; one or two words are too few for the others.
+    short = len(words) < _FEW_WORDS and lang != "en"
+    if best / len(words) >= _MIN_SHARE and best >= 2 * second and not short:
+        return lang
     if sum(len(word) for word in words) < _MIN_LETTERS_FOR_MODEL:
         return UNDETERMINED  # too short for a statistical guess
     try:

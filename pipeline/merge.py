@@ -25,6 +25,7 @@ MERGED = [name for name in RULINGS.names if name != "current"]
 _MERGED_SCHEMA = pa.schema([RULINGS.field(name) for name in MERGED])
 # Sightings in flight: `lang` stays null until assign_languages() fills it.
 _BATCH = SIGHTINGS.set(SIGHTINGS.get_field_index("lang"), pa.field("lang", pa.string()))
+_FIELDS = [name for name in SIGHTINGS.names if name != "run"]
 _FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
 
 
@@ -36,10 +37,8 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     not stored.
     """
     ordered = sorted(sightings, key=lambda s: (s.source_path, s.position))
-    columns: dict[str, list[object]] = {name: [] for name in SIGHTINGS.names}
-    for s in ordered:
-        for name in SIGHTINGS.names:
-            columns[name].append(run if name == "run" else getattr(s, name))
+    columns = {name: [getattr(s, name) for s in ordered] for name in _FIELDS}
+    columns["run"] = [run] * len(ordered)
     table = pa.table(columns, schema=_BATCH)
     return table.append_column(RULING_TEXT, table["text"])
 

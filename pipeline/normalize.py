@@ -36,8 +36,9 @@ _TITLE_AFFIXES = re.compile(
 
 def clean(text: str) -> str:
     """Readable text: NFC, invisible characters dropped, white space runs to one space."""
-    nfc = unicodedata.normalize("NFC", text).translate(_INVISIBLE)
-    return _SPACE.sub(" ", nfc).strip()
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text).translate(_INVISIBLE)
+    return _SPACE.sub(" ", text).strip()
 
 
 def fold(text: str) -> str:
@@ -48,6 +49,11 @@ def fold(text: str) -> str:
 def text_hash(text: str) -> str:
     """Lowercase hex sha256 of the folded text: the ruling's identity across typography."""
     return hashlib.sha256(fold(text).encode("utf-8")).hexdigest()
+
+
+def hash_clean(cleaned: str) -> str:
+    """text_hash() of a text that clean() already gave: the hot path skips cleaning twice."""
+    return hashlib.sha256(cleaned.translate(_QUOTES).encode("utf-8")).hexdigest()
 
 
 def has_symbols(text: str) -> bool:

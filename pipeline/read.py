@@ -6,6 +6,7 @@ import codecs
 import csv
 import hashlib
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -18,7 +19,7 @@ MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_orde
 # Files that describe the raw folder rather than hold rulings.
 _IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"})
 # Control characters that never appear in a text dump (tab, LF, CR and FF are allowed).
-_CONTROL_BYTES = frozenset(range(32)) - {9, 10, 12, 13}
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f]")
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -145,7 +146,7 @@ def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
     if guessed is not None:
         warning = f"no byte-order mark; decoded as {guessed} from its zero bytes"
         return _decode_as(data, guessed, name), guessed, (warning,)
-    if any(b in _CONTROL_BYTES for b in data[:8192]):
+    if _CONTROL_BYTES.search(data, 0, 8192):
         raise InputError(name, "binary file (control bytes in the first 8 KiB), not text")
     try:
         return _lines(data.decode("utf-8")), "utf-8", ()

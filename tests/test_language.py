@@ -32,6 +32,12 @@ from pipeline.language import UNDETERMINED, detect_language
             "fr",
         ),
         ("Qwx.", UNDETERMINED),
+        ("Die.", UNDETERMINED),
+        (
+            "Il giocatore non può lanciare questa carta finché è in esilio con la sospensione.",
+            "it",
+        ),
+        ("El hechizo no se puede lanzar mientras la carta esté en el exilio.", "es"),
         ("1234 5678", UNDETERMINED),
     ],
 )

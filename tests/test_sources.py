@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pyarrow.parquet as pq
 import pytest
 from conftest import FIXTURES, RAW, REALDATA
+from lxml import etree
 
 from pipeline import ingest
 from pipeline.catalog import load_catalog
@@ -273,3 +274,18 @@ def test_text_hash_of_tokens_matches_between_sources() -> None:
     [ruling] = list(gatherer.parse(RawDocument("p.html", "0" * 64, html, "utf-8")).rulings)
     typed = "If the card has {X} in its mana cost, you must choose 0 as the value of X."
     assert text_hash(ruling.text) == text_hash(typed)
+
+
+def test_beautifulsoup_fallback_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where lxml gives up, BeautifulSoup reads the page to the same rulings."""
+    page = FIXTURES / "raw" / "gatherer" / "ancestralvision.html"
+    fast = list(parse(_doc(page)).rulings)
+
+    def refuse(*_: object, **__: object) -> None:
+        msg = "Document is empty"
+        raise etree.ParserError(msg)
+
+    monkeypatch.setattr(gatherer.lxml_html, "fromstring", refuse)
+    slow = list(parse(_doc(page)).rulings)
+    assert slow == fast
+    assert len(fast) == 2

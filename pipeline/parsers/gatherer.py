@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 import warnings
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from bs4 import BeautifulSoup, Tag, XMLParsedAsHTMLWarning
 from bs4.filter import SoupStrainer
+from lxml import etree
+from lxml import html as lxml_html
 
 from pipeline.models import DateOrder, Kind, Layout, ParsedDocument, ParsedRuling, RawDocument
 
@@ -17,7 +20,10 @@ _MARKERS = ("rulingText", "subtitleDisplay", "gatherer.wizards.com")
 _CELL = re.compile(r"_(ctl\d+)_ruling(Date|Text)$")
 _HEADER = re.compile(r"SubContentHeader_subtitleDisplay$")
 # Only the elements that carry the card name and the rulings are built into a tree.
-_STRAINER = SoupStrainer(["span", "td", "div"])
+_STRAINER = SoupStrainer(["span", "td"])
+_PARSER = lxml_html.HTMLParser(encoding="utf-8")
+_CELLS = "//td[contains(@id, '_ruling')]"
+_HEADERS = "//span[contains(@id, 'SubContentHeader_subtitleDisplay')]"
 _WORDS = {
     "white": "W", "blue": "U", "black": "B", "red": "R", "green": "G", "colorless": "C",
     "variable colorless": "X", "snow": "S", "tap": "T", "untap": "Q", "energy": "E",
@@ -53,7 +59,72 @@ def symbol(alt: str | None, src: str | None) -> str:  # noqa: PLR0911 - one retu
     return f"{{{alt or '?'}}}"
 
 
-def _cell_text(cell: Tag) -> str:
+def parse(doc: RawDocument) -> ParsedDocument:
+    """The page's card name and its rulings, paired by the repeater row they sit in.
+
+    lxml reads the page (about ten times faster than BeautifulSoup); BeautifulSoup is the
+    fallback for markup lxml gives up on.
+    """
+    try:
+        tree = lxml_html.fromstring(doc.text.encode("utf-8"), parser=_PARSER)
+        cells = [(str(c.get("id")), _element_text(c)) for c in _elements(tree, _CELLS)]
+        headers = [" ".join(h.text_content().split()) for h in _elements(tree, _HEADERS)]
+    except (etree.ParserError, ValueError):
+        soup = _soup(doc.text)
+        cells = [(str(c.get("id")), _tag_text(c)) for c in soup.find_all("td", id=_CELL)]
+        headers = [h.get_text(" ", strip=True) for h in soup.find_all("span", id=_HEADER)]
+    card = next((h for h in headers if h), None)
+    rows: dict[str, dict[str, str]] = {}
+    for cell_id, text in cells:
+        match = _CELL.search(cell_id)
+        if match is not None:
+            rows.setdefault(match.group(1), {})[match.group(2)] = text
+    problems: list[str] = []
+    rulings: list[ParsedRuling] = []
+    for row, parts in rows.items():
+        text = parts.get("Text", "").strip()
+        if not text:
+            problems.append(f"ruling row {row} has no text; skipped")
+            continue
+        date = parts.get("Date", "").strip() or None
+        rulings.append(ParsedRuling(len(rulings), text, date, Kind.RULING, card=card))
+    return ParsedDocument(LAYOUT, card, tuple(rulings), problems,
+                          date_order=DateOrder.MDY, source=SOURCE, may_be_empty=True)  # fmt: skip
+
+
+def _elements(tree: lxml_html.HtmlElement, path: str) -> list[lxml_html.HtmlElement]:
+    found = tree.xpath(path)
+    return (
+        [e for e in found if isinstance(e, lxml_html.HtmlElement)]
+        if isinstance(found, list)
+        else []
+    )
+
+
+def _element_text(element: Any) -> str:  # noqa: ANN401 - an lxml element
+    """An lxml cell's text, with symbol images as tokens and links as their text."""
+    parts = [element.text or ""]
+    for child in element:
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag == "img":
+            parts.append(symbol(child.get("alt"), child.get("src")))
+        elif tag == "br":
+            parts.append(" ")
+        elif tag:
+            parts.append(_element_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
+def _soup(text: str) -> BeautifulSoup:
+    with warnings.catch_warnings():
+        # Gatherer serves XHTML with an XML declaration; it is HTML all the same.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        return BeautifulSoup(text, "lxml", parse_only=_STRAINER)
+
+
+def _tag_text(cell: Tag) -> str:
+    """A BeautifulSoup cell's text, with symbol images as tokens and links as their text."""
     for img in cell.find_all("img"):
         alt, src = img.get("alt"), img.get("src")
         img.replace_with(symbol(alt if isinstance(alt, str) else None,
@@ -61,40 +132,3 @@ def _cell_text(cell: Tag) -> str:
     for br in cell.find_all("br"):
         br.replace_with(" ")
     return cell.get_text()
-
-
-def _card_name(soup: BeautifulSoup) -> str | None:
-    header = soup.find("span", id=_HEADER)
-    if header is not None and header.get_text(strip=True):
-        return header.get_text(" ", strip=True)
-    for label in soup.find_all("div", class_="label"):
-        if label.get_text(strip=True).startswith("Card Name"):
-            value = label.find_next_sibling("div", class_="value")
-            if value is not None:
-                return value.get_text(" ", strip=True)
-    return None
-
-
-def parse(doc: RawDocument) -> ParsedDocument:
-    """The page's card name and its rulings, paired by the repeater row they sit in."""
-    with warnings.catch_warnings():
-        # Gatherer serves XHTML with an XML declaration; it is HTML all the same.
-        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(doc.text, "lxml", parse_only=_STRAINER)
-    rows: dict[str, dict[str, str]] = {}
-    for cell in soup.find_all("td", id=_CELL):
-        match = _CELL.search(str(cell.get("id")))
-        if match is not None:
-            rows.setdefault(match.group(1), {})[match.group(2)] = _cell_text(cell)
-    problems: list[str] = []
-    rulings: list[ParsedRuling] = []
-    card = _card_name(soup)
-    for row, cells in rows.items():
-        text = cells.get("Text", "").strip()
-        if not text:
-            problems.append(f"ruling row {row} has no text; skipped")
-            continue
-        date = cells.get("Date", "").strip() or None
-        rulings.append(ParsedRuling(len(rulings), text, date, Kind.RULING, card=card))
-    return ParsedDocument(LAYOUT, card, tuple(rulings), problems,
-                          date_order=DateOrder.MDY, source=SOURCE, may_be_empty=True)  # fmt: skip
