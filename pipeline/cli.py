@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from tqdm import tqdm
@@ -12,15 +12,14 @@ from tqdm import tqdm
 from pipeline.catalog import load_catalog
 from pipeline.dataset import load_changeset, load_history
 from pipeline.errors import PipelineError, UsageError
+from pipeline.executor import EXECUTORS
 from pipeline.ingest import IngestReport, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.render import render_json, render_markdown
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Iterable
-
-    from pipeline.scan import ScanJob
+    from collections.abc import Callable
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -69,6 +68,19 @@ def cli() -> None:
     show_default=True,
     help="Seconds to wait for another ingest writing the same --out.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Processes for the per-file stage [default: the machine's cores].",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(EXECUTORS),
+    default="local",
+    show_default=True,
+    help="Run the per-file stage here or on a Dask cluster (pip install '.[dask]').",
+)
+@click.option("--scheduler", help="Dask scheduler address [default: a local cluster].")
 def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     paths: tuple[Path, ...],
     out: Path,
@@ -77,6 +89,9 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     catalogs: tuple[Path, ...],
     strict: bool,  # noqa: FBT001 - click passes flags positionally
     wait: float,
+    workers: int | None,
+    executor: str,
+    scheduler: str | None,
 ) -> None:
     """Ingest raw dumps (files or folders; default raw/) into the dataset as one run."""
     try:
@@ -89,9 +104,15 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             strict=strict,
             wait=wait,
             progress=_progress_bar,
+            workers=workers,
+            executor_name=executor,
+            scheduler=scheduler,
         )
     except PipelineError as exc:
         _fail(exc)
+    finally:
+        for bar in _BARS:
+            bar.close()
     click.echo(summary(report))
     if not report.stored:
         sys.exit(EXIT_FAILED)
@@ -174,9 +195,18 @@ def _fail(exc: PipelineError) -> NoReturn:
     sys.exit(exc.exit_code)
 
 
-def _progress_bar(items: Iterable[ScanJob], total: int) -> Iterable[ScanJob]:
+def _progress_bar(total: int) -> Callable[[int], None]:
     # tqdm writes to stderr, and only when it is a terminal: batch logs stay clean.
-    return tqdm(items, total=total, unit="file", disable=not sys.stderr.isatty(), leave=False)
+    bar = tqdm(total=total, unit="file", disable=not sys.stderr.isatty(), leave=False)
+    _BARS.append(bar)
+
+    def advance(done: int) -> None:
+        bar.update(done)
+
+    return advance
+
+
+_BARS: list[Any] = []  # the bars of this command, closed when it ends
 
 
 def summary(report: IngestReport) -> str:

@@ -65,18 +65,30 @@ class Change:
 
     @property
     def group(self) -> str:
-        """The same change of the same words on many cards is one group.
-
-        Amendments group by old and new text, removals and additions by their text, and
-        re-datings by text and both dates.
-        """
+        """The same change of the same words on many cards is one group (see group_id)."""
         old, new = self.old, self.new
-        parts: list[object] = [self.change, old and old.text_hash, new and new.text_hash]
-        if self.change is ChangeType.REDATED and old is not None and new is not None:
-            parts += [old.effective_date, new.effective_date]
-        if (old and old.rule_id) or (new and new.rule_id):
-            parts += [old and old.rule_id, new and new.rule_id]
-        return hashlib.sha256(repr([str(p) for p in parts]).encode()).hexdigest()[:16]
+        return group_id(
+            self.change,
+            (old.text_hash, old.effective_date, old.rule_id) if old else None,
+            (new.text_hash, new.effective_date, new.rule_id) if new else None,
+        )
+
+
+Side = tuple[str, "dt.date | None", "str | None"]  # (text_hash, date, rule_id)
+
+
+def group_id(change: ChangeType, old: Side | None, new: Side | None) -> str:
+    """A stable id shared by the same change on many cards.
+
+    Amendments group by old and new text, removals and additions by their text,
+    re-datings by text and both dates; rule changes also by their rule numbers.
+    """
+    parts: list[object] = [change, old and old[0], new and new[0]]
+    if change is ChangeType.REDATED and old is not None and new is not None:
+        parts += [old[1], new[1]]
+    if (old and old[2]) or (new and new[2]):
+        parts += [old and old[2], new and new[2]]
+    return hashlib.sha256(repr([str(p) for p in parts]).encode()).hexdigest()[:16]
 
 
 def compare(

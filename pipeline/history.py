@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.diff import Change, ChangeType, Version, compare
+from pipeline.diff import Change, ChangeType, Version, compare, group_id
+from pipeline.merge import lookup, strings
 from pipeline.schema import CHANGES
 
 if TYPE_CHECKING:
@@ -18,7 +19,16 @@ if TYPE_CHECKING:
 
 _NULL = "\x00"  # stands for a null card or date in composite keys, so nulls compare equal
 _SEP = "\x1f"
-_ORDER = {t: n for n, t in enumerate(ChangeType)}
+# Rows of changes.parquet: by card (unknown last), source, change type, rule, date, text.
+# Typed Any: the stubs do not know pyarrow's per-key null placement.
+_CHANGES_ORDER: Any = [
+    ("card", "ascending", "at_end"),
+    ("source", "ascending", "at_end"),
+    ("_rank", "ascending", "at_end"),
+    ("_rule", "ascending", "at_start"),
+    ("_date", "ascending", "at_start"),
+    ("_hash", "ascending", "at_end"),
+]
 
 
 def _joined(table: pa.Table, names: list[str]) -> Any:  # noqa: ANN401 - the stubs lag pyarrow
@@ -38,25 +48,37 @@ def ruling_key(table: pa.Table) -> Any:  # noqa: ANN401
     return _joined(table, ["text_hash", "card", "effective_date"])
 
 
-def run_changes(before: pa.Table, new: pa.Table) -> list[Change]:
+def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     """Compare each (card, source) a run read with the last snapshot of it before the run.
 
-    BEFORE holds the sightings of earlier runs, NEW those of the run. A (card, source) the
-    run did not read is not compared: a card absent from a run is not removed.
+    BEFORE holds the sightings of earlier runs, NEW those of the run; the result is the
+    run's rows of changes.parquet. A (card, source) the run did not read is not compared:
+    a card absent from a run is not removed. A (card, source) never read before is all
+    first sightings, built column-wise without comparing anything.
     """
     keys = snapshot_key(new)
-    read = pc.unique(keys)
-    earlier = before.filter(pc.is_in(snapshot_key(before), value_set=read))
+    earlier = before.filter(pc.is_in(snapshot_key(before), value_set=pc.unique(keys)))
     earlier = earlier.append_column("_snap", snapshot_key(earlier))
+    known = pc.is_in(keys, value_set=pc.unique(earlier["_snap"]))
     latest = earlier.group_by("_snap").aggregate([("run", "max")])
     last_run = dict(zip(latest["_snap"].to_pylist(), latest["run_max"].to_pylist(), strict=True))
     old = _versions(earlier, lambda snap, run: run == last_run[snap])
-    fresh = _versions(new.append_column("_snap", keys), lambda _snap, _run: True)
+    fresh = _versions(new.append_column("_snap", keys).filter(known), lambda _snap, _run: True)
     changes: list[Change] = []
     for snap, (card, source, versions) in sorted(fresh.items()):
-        previous = old.get(snap)
-        changes += compare(previous[2] if previous else None, versions, card=card, source=source)
-    return sorted(changes, key=_change_order)
+        changes += compare(old[snap][2], versions, card=card, source=source)
+    compared = changes_table(changes, run)
+    first = _first_sightings(new.filter(pc.invert(known)), run)
+    table = pa.concat_tables([compared, first])
+    rank = lookup(table["change"], {t.value: f"{n}" for n, t in enumerate(ChangeType)})
+    order = pc.sort_indices(
+        table.append_column("_rank", rank)
+        .append_column("_rule", pc.coalesce(table["new_rule_id"], table["old_rule_id"]))
+        .append_column("_date", pc.coalesce(table["new_date"], table["old_date"]))
+        .append_column("_hash", pc.coalesce(table["new_text_hash"], table["old_text_hash"])),
+        sort_keys=_CHANGES_ORDER,
+    )
+    return table.take(order)
 
 
 def _versions(
@@ -71,12 +93,6 @@ def _versions(
         version = Version(row["text_hash"], row["effective_date"], row["text"], row["rule_id"])
         entry[2].append(version)
     return out
-
-
-def _change_order(c: Change) -> tuple[object, ...]:
-    version = c.old or c.new
-    assert version is not None
-    return (c.card is None, c.card or "", c.source, _ORDER[c.change], version.sort_key())
 
 
 def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
@@ -104,6 +120,41 @@ def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
         for c in changes
     ]
     return pa.Table.from_pylist(rows, schema=CHANGES)
+
+
+def _first_sightings(new: pa.Table, run: int) -> pa.Table:
+    """Changes rows for (card, source) snapshots read for the first time: all added."""
+    keys = ["card", "source", "text_hash", "effective_date", "rule_id"]
+    distinct = new.group_by(keys, use_threads=False).aggregate([("text", "first")])
+    hashes = strings(distinct["text_hash"])
+    dates = distinct["effective_date"].to_pylist()
+    rules = distinct["rule_id"].to_pylist()
+    groups = [
+        group_id(ChangeType.ADDED, None, (h, d, r))
+        for h, d, r in zip(hashes, dates, rules, strict=True)
+    ]
+    count = distinct.num_rows
+    nothing = pa.nulls(count, pa.string())
+    columns: dict[str, Any] = {
+        "run": pa.array([run] * count, pa.int64()),
+        "card": distinct["card"],
+        "source": distinct["source"],
+        "change": pa.array([ChangeType.ADDED.value] * count, pa.string()),
+        "old_text_hash": nothing,
+        "new_text_hash": distinct["text_hash"],
+        "old_date": pa.nulls(count, pa.date32()),
+        "new_date": distinct["effective_date"],
+        "old_rule_id": nothing,
+        "new_rule_id": distinct["rule_id"],
+        "similarity": pa.nulls(count, pa.float64()),
+        "rule_change": pa.array([False] * count),
+        "silent": pa.array([False] * count),
+        "first_seen": pa.array([True] * count),
+        "group": pa.array(groups, pa.string()),
+        "old_text": nothing,
+        "new_text": distinct["text_first"],
+    }
+    return pa.table(columns).cast(CHANGES)
 
 
 def with_current(rulings: pa.Table, sightings: pa.Table) -> pa.Table:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import read, store
+from pipeline import executor, read, store
 from pipeline.catalog import Catalog, apply_catalog
-from pipeline.history import changes_table, run_changes, with_current
+from pipeline.history import run_changes, with_current
 from pipeline.merge import (
     RULING_TEXT,
     assign_languages,
@@ -23,15 +23,12 @@ from pipeline.merge import (
 )
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.repair import repair
-from pipeline.scan import ScanJob, scan
+from pipeline.scan import ScanJob, ScanResult
 from pipeline.schema import FILES, RUNS, SIGHTINGS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
     from pathlib import Path
-
-    # Wraps the job list, as tqdm does: (items, total) -> items, reporting as they pass.
-    Progress = Callable[[Iterable[ScanJob], int], Iterable[ScanJob]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +69,18 @@ def ingest(
     date_order: DateOrder | None = None,
     strict: bool = False,
     wait: float = 0,
-    progress: Progress | None = None,
+    progress: Callable[[int], Callable[[int], None]] | None = None,
     today: dt.date | None = None,
+    workers: int | None = None,
+    executor_name: str = "local",
+    scheduler: str | None = None,
 ) -> IngestReport:
     """Ingest the raw files under PATHS into the dataset in OUT as one run.
 
-    CATALOG (see load_catalog) maps cards to English names and oracle ids.
+    CATALOG (see load_catalog) maps cards to English names and oracle ids. PROGRESS is
+    given the number of files and returns a callback told how many more are done. The
+    per-file stage runs on WORKERS processes (default: the cores), or on a Dask cluster
+    with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none).
     """
     started = dt.datetime.now(tz=dt.UTC)
     roots = read.discover(paths, manifest)
@@ -94,10 +97,15 @@ def ingest(
             for file in files
         ]
         done = _stored_files(files_table)
-        listed = progress(jobs, len(jobs)) if progress else jobs
-        results = [scan(job, done) for job in listed]
-        batches = [r.sightings for r in results if r.sightings is not None]
-        new = pa.concat_tables(batches) if batches else sightings_table([], run)
+        update = progress(len(jobs)) if progress else None
+        results: list[ScanResult] = []
+        scanned: list[pa.Table] = []
+        for batch in executor.run(jobs, done, workers=workers, executor=executor_name,
+                                  scheduler=scheduler, progress=update):  # fmt: skip
+            results += batch.results
+            if batch.sightings is not None:
+                scanned.append(batch.sightings)
+        new = pa.concat_tables(scanned) if scanned else sightings_table([], run)
         new, repair_warnings = repair(new, texts_with_symbols(rulings))
         new, catalog_warnings = apply_catalog(new, catalog)
         new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
@@ -131,7 +139,7 @@ def _history_tables(out: Path, new: pa.Table, merged: pa.Table, run: int) -> dic
     """The sightings, rulings (with `current`) and changes tables after this run."""
     old = store.read_table(out, "sightings")
     sightings = pa.concat_tables([old, new])
-    changes = changes_table(run_changes(old, new), run)
+    changes = run_changes(old, new, run)
     return {
         "sightings": sightings,
         "rulings": with_current(merged, sightings),

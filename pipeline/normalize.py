@@ -38,7 +38,8 @@ def clean(text: str) -> str:
     """Readable text: NFC, invisible characters dropped, white space runs to one space."""
     if not text.isascii():
         text = unicodedata.normalize("NFC", text).translate(_INVISIBLE)
-    return _SPACE.sub(" ", text).strip()
+    # str.split() splits on exactly the characters \s matches, and is several times faster.
+    return " ".join(text.split())
 
 
 def fold(text: str) -> str:
@@ -68,6 +69,8 @@ def skeleton(text: str) -> str:
 
 def has_symbol_gap(raw: str) -> bool:
     """Tell whether raw text shows the gap a stripped symbol leaves ("has   in its cost")."""
+    if "  " not in raw and "\t" not in raw and raw.isascii():
+        return False  # the common case, without the regex
     return _GAP.search(raw.strip()) is not None
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.merge import lookup, replace_column, strings
@@ -13,26 +15,25 @@ from pipeline.normalize import SYMBOL_PATTERN, skeleton, text_hash
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    import pyarrow as pa
-
 
 def repair_map(
-    stripped: dict[str, str], known_texts: Iterable[str]
+    stripped_hashes: Iterable[str], known_texts: Iterable[str]
 ) -> tuple[dict[str, tuple[str, str]], dict[str, int]]:
     """Match texts without symbols to the one ruling with symbols they are a stripped copy of.
 
-    STRIPPED maps the hash of each text without symbols to the text; KNOWN_TEXTS are texts
-    with symbols (from the dataset and the run). A text whose skeleton equals that of
-    exactly one known text maps to (its hash, its text). Returns that map, and for texts
-    that match several rulings, how many.
+    STRIPPED_HASHES are the text hashes of texts without symbols; KNOWN_TEXTS are texts
+    with symbols (from the dataset and the run). The skeleton of a text without symbols is
+    its folded text, so its text hash is the hash of its skeleton: only the few texts with
+    symbols need a skeleton computed. Returns {stripped hash: (ruling hash, ruling text)}
+    for texts that match exactly one ruling, and for those that match several, how many.
     """
-    index: dict[str, set[str]] = defaultdict(set)
+    index: dict[str, dict[str, str]] = defaultdict(dict)
     for text in known_texts:
-        index[skeleton(text)].add(text)
+        index[hashlib.sha256(skeleton(text).encode("utf-8")).hexdigest()][text_hash(text)] = text
     repaired: dict[str, tuple[str, str]] = {}
     unsure: dict[str, int] = {}
-    for old_hash, text in stripped.items():
-        candidates = {text_hash(t): t for t in index.get(skeleton(text), ())}
+    for old_hash in stripped_hashes:
+        candidates = index.get(old_hash, {})
         if len(candidates) == 1:
             [(new_hash, new_text)] = candidates.items()
             repaired[old_hash] = (new_hash, new_text)
@@ -48,17 +49,22 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     with and `ruling_text` the ruling's text; `text` stays as read. A gap that matches
     several rulings is stored as read, with a warning.
     """
-    has_symbols = pc.match_substring_regex(table["text"], SYMBOL_PATTERN)
-    with_symbols = table.filter(has_symbols)
-    without = table.filter(pc.invert(has_symbols))
-    firsts = without.group_by("text_hash", use_threads=False).aggregate(
-        [("text", "first"), ("source_path", "first"), ("position", "first")]
+    braced = table.filter(pc.match_substring(table["text"], "{"))
+    with_symbols = braced.filter(pc.match_substring_regex(braced["text"], SYMBOL_PATTERN))
+    symbol_texts = {*known_texts, *strings(pc.unique(with_symbols["text"]))}
+    if not symbol_texts:
+        return table, []
+    symbol_hashes = pa.array(strings(with_symbols["text_hash"]), pa.string())
+    without = table.filter(pc.invert(pc.is_in(table["text_hash"], value_set=symbol_hashes)))
+    repaired, unsure = repair_map(strings(pc.unique(without["text_hash"])), symbol_texts)
+    doubtful = without.filter(
+        pc.is_in(without["text_hash"], value_set=pa.array(list(unsure), pa.string()))
     )
-    hashes = strings(firsts["text_hash"])
-    stripped = dict(zip(hashes, strings(firsts["text_first"]), strict=True))
-    repaired, unsure = repair_map(stripped, [*known_texts, *strings(with_symbols["text"])])
+    firsts = doubtful.group_by("text_hash", use_threads=False).aggregate(
+        [("source_path", "first"), ("position", "first")]
+    )
     where = zip(
-        hashes,
+        strings(firsts["text_hash"]),
         strings(firsts["source_path_first"]),
         firsts["position_first"].to_pylist(),
         strict=True,
@@ -67,7 +73,6 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
         f"{path} #{position}: a stripped symbol matches {unsure[h]} different rulings; "
         "stored as read"
         for h, path, position in where
-        if h in unsure
     ]
     if not repaired:
         return table, warnings

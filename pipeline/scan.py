@@ -16,11 +16,12 @@ from pipeline import read
 from pipeline.errors import InputError
 from pipeline.extract import extract
 from pipeline.merge import sightings_table
-from pipeline.models import DateOrder, FileReport, FileStatus, Kind, SourceHints
+from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Sequence
     from pathlib import Path
 
 # Sightings are turned into Arrow in chunks, so a file of a million rulings never lives
@@ -55,48 +56,82 @@ class ScanJob:
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
-    """What reading one file gave: its report, its sightings, whether its dates stayed open."""
+    """What reading one file gave: its report, and whether its dates stayed open."""
 
     report: FileReport
+    ambiguous: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ScanBatch:
+    """What reading some files gave: one result per file and all their sightings."""
+
+    results: list[ScanResult]
     sightings: pa.Table | None
-    ambiguous: bool
 
 
-def scan(job: ScanJob, done: frozenset[tuple[str, str, str]]) -> ScanResult:
-    """Read, parse and extract one file; a bad file becomes a rejected report.
+def scan_batch(jobs: Sequence[ScanJob], done: frozenset[tuple[str, str, str]]) -> ScanBatch:
+    """Read a batch of files into one Arrow table: the unit a worker process is given.
 
     DONE holds the (path, sha256, context) of files stored before: those are skipped.
+    Sightings become Arrow a chunk at a time, across the batch's small files.
+    """
+    results: list[ScanResult] = []
+    pending: list[Sighting] = []
+    tables: list[pa.Table] = []
+    for job in jobs:
+        result, found = _scan(job, done)
+        results.append(result)
+        for rows in found:
+            if isinstance(rows, pa.Table):
+                tables.append(rows)
+                continue
+            pending.extend(rows)
+            if len(pending) >= CHUNK:
+                tables.append(sightings_table(pending, job.run))
+                pending = []
+    if pending:
+        tables.append(sightings_table(pending, jobs[-1].run))
+    return ScanBatch(results, pa.concat_tables(tables) if tables else None)
+
+
+def _scan(
+    job: ScanJob, done: frozenset[tuple[str, str, str]]
+) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
+    """Read, parse and extract one file; a bad file becomes a rejected report.
+
+    A file's rows are kept apart until it has been read to the end, so a file that fails
+    half way adds none. A large file is turned into Arrow chunk by chunk as it is read.
     """
     name, context, sha = job.file.name, job.context, None
+    found: list[list[Sighting] | pa.Table] = []
     try:
         data = read.read_bytes(job.file, job.root)
         sha = read.sha256_bytes(data)
         if (name, sha, context) in done:
-            skipped = FileReport(name, sha, FileStatus.SKIPPED, context=context)
-            return ScanResult(skipped, None, ambiguous=False)
+            return ScanResult(FileReport(name, sha, FileStatus.SKIPPED, context=context)), []
         doc = read.to_document(name, data, job.hints)
         parsed = parse(doc)
-        found = extract(doc, parsed, date_order=job.date_order, today=job.today)
-        chunks = []
-        while chunk := list(itertools.islice(found.sightings, CHUNK)):
-            chunks.append(sightings_table(chunk, job.run))
+        extraction = extract(doc, parsed, date_order=job.date_order, today=job.today)
+        while chunk := list(itertools.islice(extraction.sightings, CHUNK)):
+            found.append(chunk if len(chunk) < CHUNK else sightings_table(chunk, job.run))
     except InputError as exc:
         report = FileReport(name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
-        return ScanResult(report, None, ambiguous=False)
-    if not chunks and not parsed.may_be_empty:
+        return ScanResult(report), []
+    if not found and not parsed.may_be_empty:
         reason = f"no rulings found ({parsed.layout} layout)"
-        report = FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
-        return ScanResult(report, None, ambiguous=False)
+        return ScanResult(
+            FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
+        ), []
     report = FileReport(
         source_path=name,
         source_sha256=sha,
         status=FileStatus.STORED,
         layout=parsed.layout,
         encoding=doc.encoding,
-        rulings=found.count,
-        rules=found.kinds[Kind.RULE],
-        warnings=(*doc.warnings, *found.warnings),
+        rulings=extraction.count,
+        rules=extraction.kinds[Kind.RULE],
+        warnings=(*doc.warnings, *extraction.warnings),
         context=context,
     )
-    table = pa.concat_tables(chunks) if chunks else None
-    return ScanResult(report, table, ambiguous=found.ambiguous)
+    return ScanResult(report, ambiguous=extraction.ambiguous), found

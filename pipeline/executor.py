@@ -1,0 +1,80 @@
+"""Where the per-file stage runs: in this process, a local process pool, or a Dask cluster.
+
+Every executor gives the same batches in the same order, so the dataset does not depend on
+where it was computed. The store step stays in this process: one writer.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from typing import TYPE_CHECKING
+
+from pipeline.errors import UsageError
+from pipeline.scan import ScanBatch, ScanJob, scan_batch
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+# Files per task: large enough to amortise the hand-over, small enough to balance.
+BATCH_FILES = 256
+EXECUTORS = ("local", "dask")
+
+
+def batches(jobs: Sequence[ScanJob], size: int = BATCH_FILES) -> list[Sequence[ScanJob]]:
+    """Cut the job list into consecutive batches."""
+    return [jobs[i : i + size] for i in range(0, len(jobs), size)]
+
+
+def run(
+    jobs: Sequence[ScanJob],
+    done: frozenset[tuple[str, str, str]],
+    *,
+    workers: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[ScanBatch]:
+    """Scan JOBS batch by batch, in order; PROGRESS is told how many files each batch held."""
+    parts = batches(jobs)
+    task = partial(scan_batch, done=done)
+    if executor == "dask":
+        results: Iterator[ScanBatch] = _dask(task, parts, scheduler)
+    elif executor != "local":
+        msg = f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}"
+        raise UsageError(msg)
+    elif (workers or os.cpu_count() or 1) <= 1 or len(parts) <= 1:
+        results = map(task, parts)
+    else:
+        results = _pool(task, parts, workers or os.cpu_count() or 1)
+    for part, batch in zip(parts, results, strict=True):
+        if progress is not None:
+            progress(len(part))
+        yield batch
+
+
+def _pool(
+    task: Callable[[Sequence[ScanJob]], ScanBatch], parts: list[Sequence[ScanJob]], workers: int
+) -> Iterator[ScanBatch]:
+    with ProcessPoolExecutor(max_workers=min(workers, len(parts))) as pool:
+        yield from pool.map(task, parts)
+
+
+def _dask(
+    task: Callable[[Sequence[ScanJob]], ScanBatch],
+    parts: list[Sequence[ScanJob]],
+    scheduler: str | None,
+) -> Iterator[ScanBatch]:
+    try:
+        from dask.distributed import Client, LocalCluster  # noqa: PLC0415 - an optional extra
+    except ImportError as exc:
+        msg = "--executor dask needs the dask extra: pip install '.[dask]'"
+        raise UsageError(msg) from exc
+    cluster = None if scheduler else LocalCluster(processes=True, dashboard_address=None)
+    with Client(scheduler or cluster) as client:
+        futures = client.map(task, parts, pure=False)
+        for future in futures:
+            yield future.result()
+    if cluster is not None:
+        cluster.close()
