@@ -19,7 +19,7 @@ from pipeline.models import (
     RawDocument,
     Sighting,
 )
-from pipeline.normalize import card_from_title, clean, has_symbol_gap, hash_clean
+from pipeline.normalize import card_from_title
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -103,7 +103,6 @@ def _sighting(
     ambiguous: bool,
     card: tuple[str | None, str | None, CardOrigin | None],
 ) -> Sighting:
-    text = clean(ruling.text)
     return Sighting(
         source_path=doc.path,
         source_sha256=doc.sha256,
@@ -111,15 +110,13 @@ def _sighting(
         layout=parsed.layout,
         position=ruling.position,
         date_printed=ruling.date_printed,
-        text_hash=hash_clean(text),
-        text=text,
+        text=ruling.text,
         card=card[0],
         card_printed=card[1],
         card_origin=card[2],
         effective_date=effective,
         kind=ruling.kind,
         date_ambiguous=ambiguous and token is not None and effective is None,
-        symbol_gap=has_symbol_gap(ruling.text),
         lang=ruling.lang,
         oracle_id=ruling.oracle_id,
         rule_id=ruling.rule_id,

@@ -127,12 +127,11 @@ def _first_sightings(new: pa.Table, run: int) -> pa.Table:
     keys = ["card", "source", "text_hash", "effective_date", "rule_id"]
     distinct = new.group_by(keys, use_threads=False).aggregate([("text", "first")])
     hashes = strings(distinct["text_hash"])
-    dates = distinct["effective_date"].to_pylist()
     rules = distinct["rule_id"].to_pylist()
-    groups = [
-        group_id(ChangeType.ADDED, None, (h, d, r))
-        for h, d, r in zip(hashes, dates, rules, strict=True)
-    ]
+    # An addition's group depends on its text and rule number only: one hash per pair.
+    pairs = list(zip(hashes, rules, strict=True))
+    ids = {pair: group_id(ChangeType.ADDED, None, (pair[0], None, pair[1])) for pair in set(pairs)}
+    groups = [ids[pair] for pair in pairs]
     count = distinct.num_rows
     nothing = pa.nulls(count, pa.string())
     columns: dict[str, Any] = {

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.language import detect_language
-from pipeline.normalize import SYMBOL_PATTERN
+from pipeline.normalize import SYMBOL_PATTERN, clean, has_symbol_gap, hash_clean
 from pipeline.schema import RULINGS, SIGHTINGS, make_schema
 
 if TYPE_CHECKING:
@@ -25,19 +25,30 @@ MERGED = [name for name in RULINGS.names if name != "current"]
 _MERGED_SCHEMA = pa.schema([RULINGS.field(name) for name in MERGED])
 # Sightings in flight: `lang` stays null until assign_languages() fills it.
 _BATCH = SIGHTINGS.set(SIGHTINGS.get_field_index("lang"), pa.field("lang", pa.string()))
-_FIELDS = [name for name in SIGHTINGS.names if name != "run"]
+# The columns a Sighting record carries as they are; the rest sightings_table() computes.
+_FIELDS = [
+    n for n in SIGHTINGS.names if n not in {"run", "text_hash", "symbol_gap", "repaired_from"}
+]
 _FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
 
 
 def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     """Arrow rows of SIGHTINGS for RUN, ordered by source path and position.
 
-    The extra last column `ruling_text` is the text of the ruling each sighting is keyed
-    to: the text read, until a stripped symbol is repaired. It feeds merge_rulings() and is
-    not stored.
+    Texts are cleaned, hashed and checked for stripped-symbol gaps once per distinct text:
+    the same rulings recur across cards and files. The extra last column `ruling_text` is
+    the text of the ruling each sighting is keyed to: the text read, until a stripped
+    symbol is repaired. It feeds merge_rulings() and is not stored.
     """
     ordered = sorted(sightings, key=lambda s: (s.source_path, s.position))
-    columns = {name: [getattr(s, name) for s in ordered] for name in _FIELDS}
+    columns: dict[str, list[Any]] = {name: [getattr(s, name) for s in ordered] for name in _FIELDS}
+    distinct = dict.fromkeys(columns["text"])
+    cleaned = {raw: clean(raw) for raw in distinct}
+    hashed = {text: hash_clean(text) for text in dict.fromkeys(cleaned.values())}
+    columns["symbol_gap"] = [has_symbol_gap(raw) for raw in columns["text"]]
+    columns["text"] = [cleaned[raw] for raw in columns["text"]]
+    columns["text_hash"] = [hashed[text] for text in columns["text"]]
+    columns["repaired_from"] = [None] * len(ordered)
     columns["run"] = [run] * len(ordered)
     table = pa.table(columns, schema=_BATCH)
     return table.append_column(RULING_TEXT, table["text"])

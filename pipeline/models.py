@@ -121,7 +121,11 @@ class ParsedDocument:
 
 @dataclass(frozen=True, slots=True)
 class Sighting:
-    """One ruling read from one document: a row of sightings.parquet."""
+    """One ruling read from one document, before its text is cleaned and hashed.
+
+    `text` is the paragraph as the parser found it; sightings_table() cleans and hashes
+    each distinct text once and makes the row of sightings.parquet.
+    """
 
     source_path: str
     source_sha256: str
@@ -129,16 +133,13 @@ class Sighting:
     layout: Layout
     position: int
     date_printed: str | None
-    text_hash: str
     text: str
     card: str | None
     card_printed: str | None
     card_origin: CardOrigin | None
     effective_date: dt.date | None
     kind: Kind
-    date_ambiguous: bool
-    symbol_gap: bool
-    repaired_from: str | None = None
+    date_ambiguous: bool = False
     lang: str | None = None
     oracle_id: str | None = None
     rule_id: str | None = None
