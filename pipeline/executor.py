@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from functools import partial
 from typing import TYPE_CHECKING
 
 from pipeline.errors import UsageError
@@ -29,7 +28,6 @@ def batches(jobs: Sequence[ScanJob], size: int = BATCH_FILES) -> list[Sequence[S
 
 def run(
     jobs: Sequence[ScanJob],
-    done: frozenset[tuple[str, str, str]],
     *,
     workers: int | None = None,
     executor: str = "local",
@@ -38,7 +36,7 @@ def run(
 ) -> Iterator[ScanBatch]:
     """Scan JOBS batch by batch, in order; PROGRESS is told how many files each batch held."""
     parts = batches(jobs)
-    task = partial(scan_batch, done=done)
+    task = scan_batch
     if executor == "dask":
         results: Iterator[ScanBatch] = _dask(task, parts, scheduler)
     elif executor != "local":

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from pipeline import executor, read, store
 from pipeline.catalog import Catalog, apply_catalog
+from pipeline.errors import InputError
 from pipeline.history import run_changes, with_current
 from pipeline.merge import (
     RULING_TEXT,
@@ -24,7 +25,7 @@ from pipeline.merge import (
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.repair import repair
 from pipeline.scan import ScanJob, ScanResult
-from pipeline.schema import FILES, RUNS, SIGHTINGS
+from pipeline.schema import FILES, RULINGS, RUNS, SIGHTINGS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -87,7 +88,6 @@ def ingest(
     hints = {root: _manifest_for(root, manifest) for root, _ in roots}
     with store.writer_lock(out, wait):
         store.recover(out)
-        rulings = store.read_table(out, "rulings")
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
@@ -96,21 +96,29 @@ def ingest(
             for root, files in roots
             for file in files
         ]
-        done = _stored_files(files_table)
         update = progress(len(jobs)) if progress else None
-        results: list[ScanResult] = []
+        results, todo = _skip_unchanged(jobs, _stored_files(files_table))
+        if update is not None:
+            update(len(jobs) - len(todo))
         scanned: list[pa.Table] = []
-        for batch in executor.run(jobs, done, workers=workers, executor=executor_name,
-                                  scheduler=scheduler, progress=update):  # fmt: skip
-            results += batch.results
+        slots = iter(todo)
+        chosen = [jobs[i] for i in todo]
+        for batch in executor.run(
+            chosen, workers=workers, executor=executor_name, scheduler=scheduler, progress=update
+        ):
+            for result in batch.results:
+                results[next(slots)] = result
             if batch.sightings is not None:
                 scanned.append(batch.sightings)
+        # Unchanged files need nothing more: no dataset table is read or rewritten.
+        rulings = store.read_table(out, "rulings") if scanned else RULINGS.empty_table()
         new = pa.concat_tables(scanned) if scanned else sightings_table([], run)
-        new, repair_warnings = repair(new, texts_with_symbols(rulings))
+        new, repair_warnings = repair(new, texts_with_symbols(rulings) if scanned else [])
         new, catalog_warnings = apply_catalog(new, catalog)
         new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
         merged = merge_rulings(rulings, new)
-        reports = [r.report for r in results]
+        ordered = [results[i] for i in range(len(jobs))]
+        reports = [r.report for r in ordered]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
         report = IngestReport(
             run=run,
@@ -118,7 +126,7 @@ def ingest(
             rulings_read=new.num_rows,
             new_keys=merged.num_rows - rulings.num_rows,
             warnings=(*warnings, *repair_warnings, *catalog_warnings),
-            ambiguous=tuple(r.report.source_path for r in results if r.ambiguous),
+            ambiguous=tuple(r.report.source_path for r in ordered if r.ambiguous),
             stored=not (strict and any(r.status is FileStatus.REJECTED for r in reports)),
             started_at=started,
             finished_at=dt.datetime.now(tz=dt.UTC),
@@ -145,6 +153,29 @@ def _history_tables(out: Path, new: pa.Table, merged: pa.Table, run: int) -> dic
         "rulings": with_current(merged, sightings),
         "changes": pa.concat_tables([store.read_table(out, "changes"), changes]),
     }
+
+
+def _skip_unchanged(
+    jobs: list[ScanJob], done: frozenset[tuple[str, str, str]]
+) -> tuple[dict[int, ScanResult], list[int]]:
+    """Hash every file here; those stored before with the same bytes and hints are skipped.
+
+    Returns the skipped files' results by job index, and the indexes of the jobs to scan.
+    """
+    results: dict[int, ScanResult] = {}
+    todo: list[int] = []
+    for index, job in enumerate(jobs):
+        try:
+            sha = read.sha256_bytes(read.read_bytes(job.file, job.root))
+        except InputError:
+            todo.append(index)  # the scan reports why
+            continue
+        if (job.file.name, sha, job.context) in done:
+            skipped = FileReport(job.file.name, sha, FileStatus.SKIPPED, context=job.context)
+            results[index] = ScanResult(skipped)
+        else:
+            todo.append(index)
+    return results, todo
 
 
 def _manifest_for(root: Path, manifest: Path | None) -> dict[str, SourceHints]:

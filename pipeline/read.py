@@ -6,6 +6,7 @@ import codecs
 import csv
 import hashlib
 import io
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -35,6 +36,7 @@ class InputFile:
 
     path: Path
     name: str
+    link: bool = False  # a symbolic link: where it leads is checked before reading
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -43,27 +45,33 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[InputFile]]]:
-    """List the files under each PATH, as (raw root, files named relative to it)."""
+    """List the files under each PATH, as (raw root, files named relative to it).
+
+    Folders are walked without following links to folders; hidden files and folders,
+    READMEs and the manifest are not inputs.
+    """
     found: list[tuple[Path, list[InputFile]]] = []
-    skip = {manifest.resolve()} if manifest is not None else set()
+    skip = manifest.resolve() if manifest is not None else None
     for given in paths:
-        if not given.exists():
+        if not given.exists() and not given.is_symlink():
             msg = f"{given}: no such file or folder"
             raise UsageError(msg)
-        if given.is_dir():
-            root = given
-            files = sorted(p for p in given.rglob("*") if p.is_file() or p.is_symlink())
-        else:
-            root = given.parent
-            files = [given]
-        inputs = [
-            InputFile(path=p, name=p.relative_to(root).as_posix())
-            for p in files
-            if p.resolve() not in skip
-            and not (given.is_dir() and p.name in _IGNORED_NAMES)
-            and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        ]
-        found.append((root, inputs))
+        if not given.is_dir():
+            found.append((given.parent, [InputFile(given, given.name, given.is_symlink())]))
+            continue
+        inputs = []
+        for folder, dirs, names in os.walk(given):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            base = Path(folder)
+            for name in names:
+                path = base / name
+                if name.startswith(".") or name in _IGNORED_NAMES:
+                    continue
+                if skip is not None and name == skip.name and path.resolve() == skip:
+                    continue
+                relative = path.relative_to(given).as_posix()
+                inputs.append(InputFile(path, relative, path.is_symlink()))
+        found.append((given, sorted(inputs, key=lambda f: f.name)))
     return found
 
 
@@ -114,7 +122,7 @@ def _manifest_key(manifest: Path, line: int, rel: str) -> str:
 def read_bytes(file: InputFile, root: Path) -> bytes:
     """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read."""
     try:
-        if not file.path.resolve().is_relative_to(root.resolve()):
+        if file.link and not file.path.resolve().is_relative_to(root.resolve()):
             raise InputError(file.name, "the file (or a link to it) lies outside the raw root")
         return file.path.read_bytes()
     except OSError as exc:

@@ -70,17 +70,16 @@ class ScanBatch:
     sightings: pa.Table | None
 
 
-def scan_batch(jobs: Sequence[ScanJob], done: frozenset[tuple[str, str, str]]) -> ScanBatch:
+def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
     """Read a batch of files into one Arrow table: the unit a worker process is given.
 
-    DONE holds the (path, sha256, context) of files stored before: those are skipped.
     Sightings become Arrow a chunk at a time, across the batch's small files.
     """
     results: list[ScanResult] = []
     pending: list[Sighting] = []
     tables: list[pa.Table] = []
     for job in jobs:
-        result, found = _scan(job, done)
+        result, found = _scan(job)
         results.append(result)
         for rows in found:
             if isinstance(rows, pa.Table):
@@ -95,9 +94,7 @@ def scan_batch(jobs: Sequence[ScanJob], done: frozenset[tuple[str, str, str]]) -
     return ScanBatch(results, pa.concat_tables(tables) if tables else None)
 
 
-def _scan(
-    job: ScanJob, done: frozenset[tuple[str, str, str]]
-) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
+def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
     """Read, parse and extract one file; a bad file becomes a rejected report.
 
     A file's rows are kept apart until it has been read to the end, so a file that fails
@@ -108,8 +105,6 @@ def _scan(
     try:
         data = read.read_bytes(job.file, job.root)
         sha = read.sha256_bytes(data)
-        if (name, sha, context) in done:
-            return ScanResult(FileReport(name, sha, FileStatus.SKIPPED, context=context)), []
         doc = read.to_document(name, data, job.hints)
         parsed = parse(doc)
         extraction = extract(doc, parsed, date_order=job.date_order, today=job.today)

@@ -1,0 +1,134 @@
+"""Speed and memory figures of the pipeline on a synthetic corpus: `make bench`.
+
+Each figure is the median of several runs, each run in a fresh process so that its peak
+resident memory (RSS, the process and its workers) is its own. Prints a table; asserts
+nothing: these machines are noisy, so figures are read, not tested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from corpus import generate
+
+HERE = Path(__file__).resolve().parent
+# Run inside a child process: prints {"seconds": …, "rss_mb": …} of what it timed.
+_CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+sys.path.insert(0, {here!r})
+{setup}
+start = time.perf_counter()
+{body}
+seconds = time.perf_counter() - start
+rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+print(json.dumps({{"seconds": seconds, "rss_mb": rss}}))
+"""
+# Imports are made before the clock starts: the figures are the pipeline's work.
+_SETUP = "from pipeline import ingest, dataset, render, read, models"
+_INGEST = "ingest([Path({raw!r})], out=Path({out!r}))"
+_FLOOR = """
+from pipeline import read
+from pipeline.models import SourceHints
+for root, files in read.discover([Path({raw!r})], None):
+    for f in files:
+        read.to_document(f.name, read.read_bytes(f, root), SourceHints())
+"""
+_NAIVE = """
+from langdetect import DetectorFactory, detect
+import pyarrow.parquet as pq
+DetectorFactory.seed = 0
+texts = pq.read_table({sightings!r}, columns=["text"])["text"].to_pylist()[:{sample}]
+for text in texts:
+    try:
+        detect(text)
+    except Exception:
+        pass
+"""
+_CHANGELOG = """
+from pipeline.dataset import load_changeset
+from pipeline.render import render_json, render_markdown
+cs = load_changeset(Path({out!r}))
+render_markdown(cs)
+render_json(cs)
+"""
+
+
+def measure(body: str, runs: int, prepare: str | None = None) -> tuple[float, float]:
+    """Median seconds and the largest peak RSS (MiB) of BODY over RUNS fresh processes."""
+    seconds, rss = [], []
+    for _ in range(runs):
+        if prepare is not None:
+            shutil.rmtree(prepare, ignore_errors=True)
+        code = _CHILD.format(here=str(HERE.parent), setup=_SETUP, body=body)
+        done = subprocess.run(  # noqa: S603 - our own interpreter and script
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        seconds.append(figures["seconds"])
+        rss.append(figures["rss_mb"])
+    return statistics.median(seconds), max(rss)
+
+
+def _rate(rulings: int, seconds: float) -> str:
+    return f"{seconds:.2f} s, {rulings / seconds:,.0f} rulings/s"
+
+
+def main() -> None:
+    """Build the corpora, run every scenario, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rulings", type=int, default=150_000, help="first-ingest corpus size")
+    parser.add_argument("--large", type=int, default=1_000_000, help="large corpus size")
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument("--naive-sample", type=int, default=2_000)
+    parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="rulings-bench-"))
+    raw, big, out, big_out = work / "raw", work / "raw-large", work / "out", work / "out-large"
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    started = time.perf_counter()
+    files = generate(raw, args.rulings, seed=1) if not raw.exists() else len(list(raw.rglob("*.*")))
+    large_files = (
+        generate(big, args.large, seed=2) if not big.exists() else len(list(big.rglob("*.*")))
+    )
+    print(f"corpora: {files} files / {args.rulings} rulings; {large_files} files / {args.large}"
+          f" rulings (written in {time.perf_counter() - started:.0f} s)")  # fmt: skip
+    rows: list[tuple[str, str]] = []
+    ingest_small = _INGEST.format(raw=str(raw), out=str(out))
+    first, first_rss = measure(ingest_small, args.runs, prepare=str(out))
+    rows.append(("first ingest", f"{_rate(args.rulings, first)}, peak RSS {first_rss:.0f} MiB"))
+    again, again_rss = measure(ingest_small, args.runs)
+    share = f"{100 * again / first:.1f}% of the first"
+    rows.append(("unchanged re-ingest", f"{again:.2f} s = {share}, peak RSS {again_rss:.0f} MiB"))
+    floor, _ = measure(_FLOOR.format(raw=str(raw)), args.runs)
+    rows.append(("floor: read+decode+hash", _rate(args.rulings, floor)))
+    naive_code = _NAIVE.format(sightings=str(out / "sightings.parquet"), sample=args.naive_sample)
+    naive, _ = measure(naive_code, args.runs)
+    speedup = (args.rulings / first) / (args.naive_sample / naive)
+    naive_figure = f"{_rate(args.naive_sample, naive)}; first ingest is {speedup:.0f}x faster"
+    rows.append(("naive: langdetect per ruling", naive_figure))
+    ingest_large = _INGEST.format(raw=str(big), out=str(big_out))
+    large, large_rss = measure(ingest_large, args.runs, prepare=str(big_out))
+    rows.append(("large ingest", f"{_rate(args.large, large)}, peak RSS {large_rss:.0f} MiB"))
+    log, log_rss = measure(_CHANGELOG.format(out=str(big_out)), args.runs)
+    rows.append(("changelog over the large dataset", f"{log:.2f} s, peak RSS {log_rss:.0f} MiB"))
+    width = max(len(name) for name, _ in rows)
+    print(f"medians of {args.runs} runs:")
+    for name, figure in rows:
+        print(f"  {name:<{width}}  {figure}")
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
