@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pipeline.errors import UsageError
 from pipeline.scan import ScanBatch, ScanJob, scan_batch
@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 # Files per task: large enough to amortise the hand-over, small enough to balance.
 BATCH_FILES = 256
 EXECUTORS = ("local", "dask")
+T = TypeVar("T")
 
 
-def batches(jobs: Sequence[ScanJob], size: int = BATCH_FILES) -> list[Sequence[ScanJob]]:
+def batches(jobs: Sequence[T], size: int = BATCH_FILES) -> list[Sequence[T]]:
     """Cut the job list into consecutive batches."""
     return [jobs[i : i + size] for i in range(0, len(jobs), size)]
 
@@ -35,7 +36,7 @@ def run(
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[ScanBatch]:
     """Scan JOBS batch by batch, in order; PROGRESS is told how many files each batch held."""
-    parts = batches(jobs)
+    parts = batches(jobs, BATCH_FILES)
     task = scan_batch
     if executor == "dask":
         results: Iterator[ScanBatch] = _dask(task, parts, scheduler)

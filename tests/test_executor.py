@@ -1,0 +1,70 @@
+"""The per-file stage gives the same dataset in this process, a process pool, or Dask."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import executor, ingest
+from pipeline.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TABLES = ("rulings", "sightings", "changes")
+
+
+def _many_files(raw: Path, count: int) -> None:
+    for n in range(count):
+        body = f"Card {n}\n\n2024-0{1 + n % 9}-1{n % 10}\n\nRuling {n % 7} of many.\n"
+        (raw / f"f{n:03d}.txt").write_text(body, encoding="utf-8")
+
+
+def _rows(out: Path) -> dict[str, list[dict[str, object]]]:
+    return {name: pq.read_table(out / f"{name}.parquet").to_pylist() for name in TABLES}
+
+
+@pytest.fixture
+def corpus(raw_copy: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The seeds plus enough files for several batches (batches made small)."""
+    _many_files(raw_copy, 40)
+    monkeypatch.setattr(executor, "BATCH_FILES", 8)
+    return raw_copy
+
+
+def test_pool_matches_one_process(corpus: Path, tmp_path: Path) -> None:
+    """Two worker processes and one give identical rows, in the same order."""
+    ingest([corpus], out=tmp_path / "one", workers=1)
+    ingest([corpus], out=tmp_path / "two", workers=2)
+    assert _rows(tmp_path / "one") == _rows(tmp_path / "two")
+    for name in TABLES:
+        one = (tmp_path / "one" / f"{name}.parquet").read_bytes()
+        assert one == (tmp_path / "two" / f"{name}.parquet").read_bytes()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning")
+def test_dask_matches_local(corpus: Path, tmp_path: Path) -> None:
+    """A Dask cluster, given by its scheduler address, gives the local executor's rows."""
+    distributed = pytest.importorskip("dask.distributed")
+    ingest([corpus], out=tmp_path / "local", workers=1)
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        ingest(
+            [corpus],
+            out=tmp_path / "dask",
+            executor_name="dask",
+            scheduler=cluster.scheduler_address,
+        )
+    assert _rows(tmp_path / "local") == _rows(tmp_path / "dask")
+
+
+def test_unknown_executor_is_a_usage_error(corpus: Path, tmp_path: Path) -> None:
+    """An executor name the pipeline does not know stops the run with the names it knows."""
+    with pytest.raises(UsageError, match="unknown executor 'spark'; use one of local, dask"):
+        ingest([corpus], out=tmp_path / "x", executor_name="spark")
+
+
+def test_batches_keep_order() -> None:
+    """Batches are consecutive slices of the job list."""
+    assert executor.batches(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
