@@ -21,6 +21,7 @@ _NULL = "\x00"  # stands for a null card or date in composite keys, so nulls com
 _SEP = "\x1f"
 # Rows of changes.parquet: by card (unknown last), source, change type, rule, date, text.
 # Typed Any: the stubs do not know pyarrow's per-key null placement.
+_FIRST_KEYS = ["card", "source", "text_hash", "effective_date", "rule_id"]
 _CHANGES_ORDER: Any = [
     ("card", "ascending", "at_end"),
     ("source", "ascending", "at_end"),
@@ -68,7 +69,7 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     for snap, (card, source, versions) in sorted(fresh.items()):
         changes += compare(old[snap][2], versions, card=card, source=source)
     compared = changes_table(changes, run)
-    first = _first_sightings(new.filter(pc.invert(known)), run)
+    first = _first_sightings(new.select(_FIRST_KEYS).filter(pc.invert(known)), run)
     table = pa.concat_tables([compared, first])
     rank = lookup(table["change"], {t.value: f"{n}" for n, t in enumerate(ChangeType)})
     order = pc.sort_indices(
@@ -123,9 +124,12 @@ def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
 
 
 def _first_sightings(new: pa.Table, run: int) -> pa.Table:
-    """Changes rows for (card, source) snapshots read for the first time: all added."""
-    keys = ["card", "source", "text_hash", "effective_date", "rule_id"]
-    distinct = new.group_by(keys, use_threads=False).aggregate([("text", "first")])
+    """Changes rows for (card, source) snapshots read for the first time: all added.
+
+    Their texts are not repeated here (a first ingest would store every text twice):
+    `new_text` is null and the text is the ruling's, by `new_text_hash`.
+    """
+    distinct = new.group_by(_FIRST_KEYS, use_threads=False).aggregate([])
     hashes = strings(distinct["text_hash"])
     rules = distinct["rule_id"].to_pylist()
     # An addition's group depends on its text and rule number only: one hash per pair.
@@ -151,18 +155,18 @@ def _first_sightings(new: pa.Table, run: int) -> pa.Table:
         "first_seen": pa.array([True] * count),
         "group": pa.array(groups, pa.string()),
         "old_text": nothing,
-        "new_text": distinct["text_first"],
+        "new_text": nothing,
     }
     return pa.table(columns).cast(CHANGES)
 
 
 def with_current(rulings: pa.Table, sightings: pa.Table) -> pa.Table:
     """Add `current`: the ruling is in the latest snapshot of a (card, source) that read it."""
-    snaps = snapshot_key(sightings)
-    latest = sightings.append_column("_snap", snaps).group_by("_snap").aggregate([("run", "max")])
-    last = dict(zip(latest["_snap"].to_pylist(), latest["run_max"].to_pylist(), strict=True))
-    wanted = pa.array([last[s] for s in snaps.to_pylist()], pa.int64())
-    in_latest = sightings.filter(pc.equal(sightings["run"], wanted))
+    slim = sightings.select(["run", "card", "source", "text_hash", "effective_date"])
+    snaps = snapshot_key(slim)
+    latest = slim.append_column("_snap", snaps).group_by("_snap").aggregate([("run", "max")])
+    wanted = pc.take(latest["run_max"], pc.index_in(snaps, value_set=latest["_snap"]))
+    in_latest = slim.filter(pc.equal(slim["run"], wanted))
     flags = pc.is_in(ruling_key(rulings), value_set=pc.unique(ruling_key(in_latest)))
     return rulings.append_column("current", flags)
 

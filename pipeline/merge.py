@@ -71,12 +71,20 @@ def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
     combined = pa.concat_tables(
         [existing.select(MERGED).cast(_MERGED_SCHEMA), fresh.select(MERGED).cast(_MERGED_SCHEMA)]
     )
-    grouped = combined.group_by(KEY, use_threads=False).aggregate(
-        [(name, "first") for name in _FIRST]
-        + [("first_run", "min"), ("last_run", "max"), ("sightings", "sum")]
+    # Group the keys and counters only; the descriptive columns (the long texts among them)
+    # are taken once, from each key's first row.
+    counters = combined.select([*KEY, "first_run", "last_run", "sightings"]).append_column(
+        "_row", pa.array(range(combined.num_rows), pa.int64())
     )
-    renamed = grouped.rename_columns([_strip_suffix(n) for n in grouped.column_names])
-    ordered = renamed.select(MERGED).cast(_MERGED_SCHEMA)
+    grouped = counters.group_by(KEY, use_threads=False).aggregate(
+        [("_row", "min"), ("first_run", "min"), ("last_run", "max"), ("sightings", "sum")]
+    )
+    described = combined.select(_FIRST).take(grouped["_row_min"])
+    merged = grouped.drop_columns(["_row_min"])
+    merged = merged.rename_columns([_strip_suffix(n) for n in merged.column_names])
+    for name in _FIRST:
+        merged = merged.append_column(name, described[name])
+    ordered = merged.select(MERGED).cast(_MERGED_SCHEMA)
     # The stubs lag pyarrow: they do not know the per-key null placement.
     order = pc.sort_indices(ordered, sort_keys=RULINGS_ORDER)  # type: ignore[arg-type]
     return ordered.take(order)
@@ -109,7 +117,8 @@ def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
 
     KNOWN maps text hashes to the languages the dataset already holds.
     """
-    undeclared = sightings.filter(pc.is_null(sightings["lang"]))
+    slim = sightings.select(["text_hash", "lang", RULING_TEXT])
+    undeclared = slim.filter(pc.is_null(slim["lang"]))
     firsts = undeclared.group_by("text_hash", use_threads=False).aggregate([(RULING_TEXT, "first")])
     langs = dict(known)
     for text_hash, text in zip(

@@ -49,16 +49,21 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     with and `ruling_text` the ruling's text; `text` stays as read. A gap that matches
     several rulings is stored as read, with a warning.
     """
-    braced = table.filter(pc.match_substring(table["text"], "{"))
+    # Only the columns each step needs are filtered: the table itself is never copied.
+    texts = table.select(["text", "text_hash"])
+    braced = texts.filter(pc.match_substring(texts["text"], "{"))
     with_symbols = braced.filter(pc.match_substring_regex(braced["text"], SYMBOL_PATTERN))
     symbol_texts = {*known_texts, *strings(pc.unique(with_symbols["text"]))}
     if not symbol_texts:
         return table, []
-    symbol_hashes = pa.array(strings(with_symbols["text_hash"]), pa.string())
-    without = table.filter(pc.invert(pc.is_in(table["text_hash"], value_set=symbol_hashes)))
-    repaired, unsure = repair_map(strings(pc.unique(without["text_hash"])), symbol_texts)
-    doubtful = without.filter(
-        pc.is_in(without["text_hash"], value_set=pa.array(list(unsure), pa.string()))
+    hashes = pc.unique(table["text_hash"])
+    plain = hashes.filter(
+        pc.invert(pc.is_in(hashes, value_set=pc.unique(with_symbols["text_hash"])))
+    )
+    repaired, unsure = repair_map(strings(plain), symbol_texts)
+    places = table.select(["text_hash", "source_path", "position"])
+    doubtful = places.filter(
+        pc.is_in(places["text_hash"], value_set=pa.array(list(unsure), pa.string()))
     )
     firsts = doubtful.group_by("text_hash", use_threads=False).aggregate(
         [("source_path", "first"), ("position", "first")]

@@ -47,7 +47,7 @@ def scenario(tmp_path: Path) -> Path:
 def _changes(out: Path, run: int) -> list[tuple[str, bool, bool, str]]:
     rows = pq.read_table(out / "changes.parquet").to_pylist()
     return [
-        (r["change"], r["rule_change"], r["silent"], (r["old_text"] or r["new_text"])[:40])
+        (r["change"], r["rule_change"], r["silent"], (r["old_text"] or r["new_text"] or "")[:40])
         for r in rows
         if r["run"] == run
     ]
