@@ -36,6 +36,7 @@ class Group:
     cards: tuple[tuple[str | None, str], ...]  # (card, source), sorted
     changes: int  # card-level changes in the group
     explained_by: tuple[str, ...] = ()  # rule changes that explain a ruling change
+    lang: str | None = None  # the language of the text, where the dataset knows it
 
     @property
     def is_rule(self) -> bool:
@@ -67,12 +68,16 @@ class Changeset:
 
 
 def changeset(
-    changes: pa.Table, runs: list[int], rule_titles: dict[str, str] | None = None
+    changes: pa.Table,
+    runs: list[int],
+    rule_titles: dict[str, str] | None = None,
+    langs: dict[str, str] | None = None,
 ) -> Changeset:
     """Gather the changes of RUNS into groups: the same change on many cards is one group.
 
     RULE_TITLES maps rule numbers such as 702.62 to their titles ("Suspend"): with them,
-    each ruling change names the rule changes (of any run) that explain it.
+    each ruling change names the rule changes (of any run) that explain it. LANGS maps
+    text hashes to languages, for the groups' `lang`.
     """
     selected = pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64()))
     first: dict[tuple[str | None, str], int] = {}
@@ -84,7 +89,7 @@ def changeset(
         else:
             grouped.setdefault(row["group"], []).append(row)
     rules = _rule_changes(changes, rule_titles or {})
-    groups = [_explained(_group(members), rules) for members in grouped.values()]
+    groups = [_explained(_group(members, langs or {}), rules) for members in grouped.values()]
     groups.sort(key=_group_order)
     seen = sorted(((c, s, n) for (c, s), n in first.items()), key=lambda t: _card_key(t[:2]))
     return Changeset(tuple(sorted(runs)), tuple(groups), tuple(seen))
@@ -100,7 +105,7 @@ def _card_key(pair: tuple[str | None, str]) -> tuple[bool, str, str]:
     return (pair[0] is None, pair[0] or "", pair[1])
 
 
-def _group(members: list[dict[str, Any]]) -> Group:
+def _group(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
     head = members[0]
     cards = tuple(sorted({(m["card"], m["source"]) for m in members}, key=_card_key))
     return Group(
@@ -117,6 +122,7 @@ def _group(members: list[dict[str, Any]]) -> Group:
         similarity=head["similarity"],
         cards=cards,
         changes=len(members),
+        lang=langs.get(head["new_text_hash"] or head["old_text_hash"]),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -16,11 +17,14 @@ from pipeline.executor import EXECUTORS
 from pipeline.ingest import IngestReport, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.render import render_json, render_markdown
+from pipeline.render_html import render_html
+from pipeline.stats import dataset_stats, render_stats
 
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Callable
 
+RENDERERS = {"markdown": render_markdown, "json": render_json, "html": render_html}
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_PARTIAL = 3
@@ -136,10 +140,10 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["markdown", "json"]),
+    type=click.Choice(sorted(RENDERERS)),
     default="markdown",
     show_default=True,
-    help="Markdown for people, JSON for programs.",
+    help="Markdown for people, JSON for programs, HTML for a page to publish.",
 )
 @click.option(
     "-o",
@@ -157,7 +161,7 @@ def changelog_command(
         cs = load_changeset(out, run=run, since=since.date() if since else None)
     except PipelineError as exc:
         _fail(exc)
-    text = render_json(cs) if fmt == "json" else render_markdown(cs)
+    text = RENDERERS[fmt](cs)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -188,6 +192,26 @@ def history_command(card: str, out: Path) -> None:
         )
         date = str(e.effective_date or "undated")
         click.echo(f"{date:<10}  {span:<32}  [{e.source}]  {e.text}")
+
+
+@cli.command("stats")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("normalized"),
+    show_default=True,
+    help="Dataset folder to read.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click passes flags
+    """Figures of the dataset: runs, cards, rulings by language, kind and source."""
+    try:
+        figures = dataset_stats(out)
+    except PipelineError as exc:
+        _fail(exc)
+    click.echo(
+        json.dumps(figures, indent=2, ensure_ascii=False) if as_json else render_stats(figures)
+    )
 
 
 def _fail(exc: PipelineError) -> NoReturn:
@@ -227,14 +251,19 @@ def summary(report: IngestReport) -> str:
         lines += [f"  {f.source_path}: {f.rules} numbered rules" for f in releases]
     if report.rejected:
         lines.append("rejected:")
-        lines += [f"  {f.source_path}: {f.reason}" for f in report.rejected]
+        lines += [f"  {_shown(f.source_path)}: {f.reason}" for f in report.rejected]
     if report.ambiguous:
         lines.append("ambiguous dates (left empty):")
-        lines += [f"  {path}" for path in report.ambiguous]
+        lines += [f"  {_shown(path)}" for path in report.ambiguous]
     if report.warnings:
         lines.append("warnings:")
         lines += [f"  {w}" for w in report.warnings]
     return "\n".join(lines)
+
+
+def _shown(path: str) -> str:
+    """A path as printed: quoted and escaped if it holds a control character."""
+    return repr(path) if any(ord(c) < 32 or ord(c) == 127 for c in path) else path  # noqa: PLR2004
 
 
 def main() -> None:

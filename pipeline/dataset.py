@@ -11,7 +11,7 @@ from pipeline import store
 from pipeline.changelog import Changeset, changeset
 from pipeline.errors import UsageError
 from pipeline.history import HistoryEntry, card_history
-from pipeline.merge import strings
+from pipeline.merge import known_languages, strings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,7 +47,8 @@ def _span(ids: list[int]) -> str:
 def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None = None) -> Changeset:
     """The changeset of the selected runs, linked to the rule changes that explain them."""
     runs = select_runs(out, run=run, since=since)
-    return changeset(store.read_table(out, "changes"), runs, rule_titles(out))
+    langs = known_languages(store.read_table(out, "rulings"))
+    return changeset(store.read_table(out, "changes"), runs, rule_titles(out), langs)
 
 
 def rule_titles(out: Path) -> dict[str, str]:

@@ -120,6 +120,7 @@ def _sighting(
         lang=ruling.lang,
         oracle_id=ruling.oracle_id,
         rule_id=ruling.rule_id,
+        fetched_at=doc.hints.fetched_at,
     )
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import executor, read, store
+from pipeline import commit, executor, read, store
 from pipeline.catalog import Catalog, apply_catalog
 from pipeline.errors import InputError
 from pipeline.history import run_changes, with_current
@@ -85,9 +85,15 @@ def ingest(
     """
     started = dt.datetime.now(tz=dt.UTC)
     roots = read.discover(paths, manifest)
-    hints = {root: _manifest_for(root, manifest) for root, _ in roots}
+    manifests = {root: _manifest_for(root, manifest) for root, _ in roots}
+    hints = {root: found for root, (found, _) in manifests.items()}
+    bad_rows = [
+        FileReport(where, None, FileStatus.REJECTED, reason=reason)
+        for _, problems in manifests.values()
+        for where, reason in problems
+    ]
     with store.writer_lock(out, wait):
-        store.recover(out)
+        commit.recover(out)
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
@@ -118,7 +124,7 @@ def ingest(
         new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
         merged = merge_rulings(rulings, new)
         ordered = [results[i] for i in range(len(jobs))]
-        reports = [r.report for r in ordered]
+        reports = [*bad_rows, *(r.report for r in ordered)]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
         report = IngestReport(
             run=run,
@@ -132,14 +138,16 @@ def ingest(
             finished_at=dt.datetime.now(tz=dt.UTC),
         )
         if report.stored:
-            tables = {"runs": pa.concat_tables([runs, _run_row(report, paths)])}
+            # Tables of an older schema version are rewritten, migrated, by this commit.
+            tables = {name: store.read_table(out, name) for name in store.outdated(out)}
+            tables["runs"] = pa.concat_tables([runs, _run_row(report, paths)])
             written = [r for r in reports if r.status is not FileStatus.SKIPPED]
             if written:
                 tables["files"] = pa.concat_tables([files_table, _file_rows(written, run)])
             if new.num_rows:
                 stored = new.drop_columns([RULING_TEXT]).cast(SIGHTINGS)
                 tables.update(_history_tables(out, stored, merged, run))
-            store.commit(out, tables)
+            commit.commit(out, tables)
     return report
 
 
@@ -178,11 +186,13 @@ def _skip_unchanged(
     return results, todo
 
 
-def _manifest_for(root: Path, manifest: Path | None) -> dict[str, SourceHints]:
+def _manifest_for(
+    root: Path, manifest: Path | None
+) -> tuple[dict[str, SourceHints], list[tuple[str, str]]]:
     if manifest is not None:
         return read.read_manifest(manifest)
     default = root / read.MANIFEST_NAME
-    return read.read_manifest(default) if default.is_file() else {}
+    return read.read_manifest(default) if default.is_file() else ({}, [])
 
 
 def _stored_files(files: pa.Table) -> frozenset[tuple[str, str, str]]:

@@ -143,6 +143,7 @@ class Sighting:
     lang: str | None = None
     oracle_id: str | None = None
     rule_id: str | None = None
+    fetched_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,8 +75,12 @@ def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[
     return found
 
 
-def read_manifest(path: Path) -> dict[str, SourceHints]:
-    """Read a manifest CSV into hints keyed by path relative to the raw root."""
+def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, str]]]:
+    """Read a manifest CSV into hints keyed by path relative to the raw root.
+
+    A malformed manifest (unreadable, no `path` column, unknown columns) is a usage error.
+    A bad row is skipped and returned as (where, reason), for the run report.
+    """
     try:
         text = decode(path.read_bytes(), str(path))[0]
     except OSError as exc:
@@ -91,36 +95,35 @@ def read_manifest(path: Path) -> dict[str, SourceHints]:
         raise UsageError(msg)
     unknown = columns - MANIFEST_COLUMNS
     if unknown:
-        msg = (
-            f"{path}: unknown manifest columns {sorted(unknown)}; known: {sorted(MANIFEST_COLUMNS)}"
-        )
+        known = sorted(MANIFEST_COLUMNS)
+        msg = f"{path}: unknown manifest columns {sorted(unknown)}; known: {known}"
         raise UsageError(msg)
     hints: dict[str, SourceHints] = {}
+    problems: list[tuple[str, str]] = []
     for line, row in enumerate(reader, start=2):
         rel = (row.get("path") or "").strip()
         order = (row.get("date_order") or "").strip().lower() or None
+        where = f"{path.name}:{line}"
+        pure = PurePosixPath(rel.replace("\\", "/"))
+        if not rel or pure.is_absolute() or ".." in pure.parts:
+            problems.append((where, f"path {rel!r} escapes the raw root; row ignored"))
+            continue
         if order is not None and order not in {o.value for o in DateOrder}:
-            msg = f"{path}:{line}: date_order must be dmy or mdy, got {order!r}"
-            raise UsageError(msg)
-        hints[_manifest_key(path, line, rel)] = SourceHints(
+            problems.append((where, f"date_order must be dmy or mdy, got {order!r}; row ignored"))
+            continue
+        hints[pure.as_posix()] = SourceHints(
             card=(row.get("card") or "").strip() or None,
             source=(row.get("source") or "").strip() or None,
             fetched_at=(row.get("fetched_at") or "").strip() or None,
             date_order=DateOrder(order) if order else None,
         )
-    return hints
-
-
-def _manifest_key(manifest: Path, line: int, rel: str) -> str:
-    pure = PurePosixPath(rel.replace("\\", "/"))
-    if not rel or pure.is_absolute() or ".." in pure.parts:
-        msg = f"{manifest}:{line}: path {rel!r} must be relative to the raw root and stay inside it"
-        raise UsageError(msg)
-    return pure.as_posix()
+    return hints, problems
 
 
 def read_bytes(file: InputFile, root: Path) -> bytes:
     """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in file.name):  # noqa: PLR2004 - ASCII controls
+        raise InputError(repr(file.name), "the file name holds a line break or control character")
     try:
         if file.link and not file.path.resolve().is_relative_to(root.resolve()):
             raise InputError(file.name, "the file (or a link to it) lies outside the raw root")

@@ -113,6 +113,12 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
     except InputError as exc:
         report = FileReport(name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
         return ScanResult(report), []
+    except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as exc:
+        # A parser met input it did not foresee: the file is rejected, the batch goes on,
+        # and the reason names the failure so that it can be reported and fixed.
+        reason = f"unreadable: {type(exc).__name__}: {exc}"
+        report = FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
+        return ScanResult(report), []
     if not found and not parsed.may_be_empty:
         reason = f"no rulings found ({parsed.layout} layout)"
         return ScanResult(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+SCHEMA_VERSION = 2
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -44,6 +47,7 @@ SIGHTINGS = make_schema(
         pa.field("source_path", pa.string(), nullable=False),
         pa.field("source_sha256", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
+        pa.field("fetched_at", pa.string()),
         pa.field("layout", pa.string(), nullable=False),
         pa.field("position", pa.int64(), nullable=False),
         pa.field("date_printed", pa.string()),
@@ -129,3 +133,14 @@ def with_metadata(name: str, schema: pa.Schema) -> pa.Schema:
     return schema.with_metadata(
         {VERSION_KEY: str(SCHEMA_VERSION).encode(), TABLE_KEY: name.encode()}
     )
+
+
+def _v1_to_v2(name: str, table: pa.Table) -> pa.Table:
+    """Version 2 keeps the manifest's `fetched_at` on each sighting; older rows lack it."""
+    if name != "sightings" or "fetched_at" in table.column_names:
+        return table
+    return table.append_column("fetched_at", pa.nulls(table.num_rows, pa.string()))
+
+
+# MIGRATIONS[n] turns a table of schema version n into one of version n + 1.
+MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2}

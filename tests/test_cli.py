@@ -76,13 +76,22 @@ def test_bad_option_value_is_a_usage_error(raw_copy: Path) -> None:
     assert "Invalid value for '--date-order'" in stderr
 
 
-def test_bad_manifest_is_a_usage_error(raw_copy: Path, out: Path) -> None:
-    """A manifest escaping the raw root stops the run before anything is read."""
+def test_manifest_row_escaping_the_root_is_rejected(raw_copy: Path, out: Path) -> None:
+    """A manifest row escaping the raw root is a named rejection; the rest is stored."""
     manifest = raw_copy / "manifest.csv"
-    manifest.write_text("path\n../../etc/passwd\n", encoding="utf-8")
+    manifest.write_text("path,card\n../../etc/passwd,X\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw_copy), "--out", str(out))
+    assert code == 3
+    assert "manifest.csv:2: path '../../etc/passwd' escapes the raw root; row ignored" in stdout
+    assert "  files read      5" in stdout
+
+
+def test_malformed_manifest_is_a_usage_error(raw_copy: Path, out: Path) -> None:
+    """A manifest without a path column stops the run before anything is read."""
+    (raw_copy / "manifest.csv").write_text("card\nX\n", encoding="utf-8")
     code, _, stderr = _run("ingest", str(raw_copy), "--out", str(out))
     assert code == 2
-    assert "must be relative to the raw root and stay inside it" in stderr
+    assert "a manifest needs a 'path' column" in stderr
     assert not out.exists() or not list(out.glob("*.parquet"))
 
 

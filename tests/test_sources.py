@@ -285,7 +285,7 @@ def test_beautifulsoup_fallback_reads_the_same(monkeypatch: pytest.MonkeyPatch) 
         msg = "Document is empty"
         raise etree.ParserError(msg)
 
-    monkeypatch.setattr("lxml.html.fromstring", refuse)
+    monkeypatch.setattr("lxml.html.fromstring", refuse)  # lxml refuses: BeautifulSoup reads
     slow = list(parse(_doc(page)).rulings)
     assert slow == fast
     assert len(fast) == 2

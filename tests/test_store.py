@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+import shutil
+from pathlib import Path
 
 import duckdb
 import pandas as pd
@@ -12,11 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import LockBusyError, StoreError, ingest, store
-from pipeline.schema import TABLES, VERSION_KEY
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from pipeline import LockBusyError, StoreError, commit, ingest, store
+from pipeline.schema import SCHEMA_VERSION, TABLES, VERSION_KEY
 
 NAMES = sorted(TABLES)
 
@@ -49,7 +47,7 @@ def test_rulings_types(dataset: Path) -> None:
     table = pq.read_table(dataset / "rulings.parquet")
     assert table.schema.field("effective_date").type == pa.date32()
     assert table.schema.field("first_run").type == pa.int64()
-    assert table.schema.metadata[VERSION_KEY] == b"1"
+    assert table.schema.metadata[VERSION_KEY] == str(SCHEMA_VERSION).encode()
     dates = pd.read_parquet(dataset / "rulings.parquet")["effective_date"].dropna()
     assert isinstance(dates.iloc[0], dt.date)
 
@@ -68,10 +66,10 @@ def test_rulings_sorted_by_card_date_hash(dataset: Path) -> None:
 def test_failed_commit_leaves_the_old_dataset(
     dataset: Path, raw_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A failure while writing, before the journal, leaves every file as it was."""
+    """A failure while writing the next version leaves the version in force untouched."""
     before = {p.name: p.read_bytes() for p in dataset.glob("*.parquet")}
     (raw_copy / "new.txt").write_text("Rift Bolt\n\n2024-05-05\n\nNew.\n", encoding="utf-8")
-    real = store._write_durable
+    real = commit._write_durable
 
     def fail_on_sightings(path: Path, table: pa.Table) -> None:
         if "sightings" in path.name:
@@ -79,47 +77,44 @@ def test_failed_commit_leaves_the_old_dataset(
             raise OSError(msg)
         real(path, table)
 
-    monkeypatch.setattr(store, "_write_durable", fail_on_sightings)
-    with pytest.raises(StoreError, match=r"disk full.*nothing was changed"):
+    monkeypatch.setattr(commit, "_write_durable", fail_on_sightings)
+    with pytest.raises(StoreError, match=r"disk full.*the version before this run stays"):
         ingest([raw_copy], out=dataset)
     monkeypatch.undo()
     assert {p.name: p.read_bytes() for p in dataset.glob("*.parquet")} == before
-    assert sorted(p.name for p in dataset.iterdir()) == [".lock", *sorted(before)]
+    visible = sorted(p.name for p in dataset.iterdir() if not p.name.startswith("."))
+    assert visible == sorted(before)
     report = ingest([raw_copy], out=dataset)
     assert (report.run, report.rulings_read) == (2, 1)
+    assert not list((dataset / commit.VERSIONS).glob("*.tmp"))
 
 
-def test_failure_after_the_journal_is_completed_by_the_next_run(
-    dataset: Path, raw_copy: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Once the journal is durable the commit counts; the next run finishes it first."""
-    (raw_copy / "new.txt").write_text("Rift Bolt\n\n2024-05-05\n\nNew.\n", encoding="utf-8")
-
-    def fail(_path: Path) -> None:
-        msg = "power cut"
-        raise OSError(msg)
-
-    monkeypatch.setattr(store, "_fsync_dir", fail)
-    with pytest.raises(StoreError, match=r"power cut.*the next run completes"):
+def test_tables_are_links_to_the_version_in_force(dataset: Path, raw_copy: Path) -> None:
+    """Each table links to .current, which one rename switches; two versions are kept."""
+    for name in TABLES:
+        link = dataset / f"{name}.parquet"
+        assert link.is_symlink()
+        assert link.readlink() == Path(commit.CURRENT) / link.name
+    for n in range(3):
+        (raw_copy / f"new{n}.txt").write_text(f"Card {n}\n\n2024-05-05\n\nNew {n}.\n", "utf-8")
         ingest([raw_copy], out=dataset)
-    monkeypatch.undo()
-    report = ingest([raw_copy], out=dataset)
-    assert (report.run, report.rulings_read) == (3, 0)
-    assert [r["run"] for r in pq.read_table(dataset / "runs.parquet").to_pylist()] == [1, 2, 3]
+    versions = sorted(p.name for p in (dataset / commit.VERSIONS).iterdir())
+    assert versions == ["000003", "000004"]
+    assert (dataset / commit.CURRENT).resolve().name == "000004"
+    assert pq.read_table(dataset / "runs.parquet").num_rows == 4
 
 
-def test_crash_after_journal_rolls_forward(dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Once the journal is written, recovery completes the commit."""
-    runs = store.read_table(dataset, "runs")
-    extra = runs.slice(0, 1).set_column(0, "run", pa.array([7], pa.int64())).cast(runs.schema)
-    monkeypatch.setattr(store, "recover", lambda _out: None)
-    store.commit(dataset, {"runs": pa.concat_tables([runs, extra])})
-    monkeypatch.undo()
-    assert (dataset / store.JOURNAL).exists()
-    assert pq.read_table(dataset / "runs.parquet").num_rows == 1  # not yet renamed
-    store.recover(dataset)
-    assert pq.read_table(dataset / "runs.parquet")["run"].to_pylist() == [1, 7]
-    assert not (dataset / store.JOURNAL).exists()
+def test_a_dataset_of_plain_files_is_adopted(raw_copy: Path, out: Path) -> None:
+    """Tables written as plain files (an older layout) become version 0, nothing lost."""
+    ingest([raw_copy], out=out)
+    plain = out.parent / "plain"
+    plain.mkdir()
+    for name in TABLES:
+        shutil.copyfile(out / f"{name}.parquet", plain / f"{name}.parquet")
+    (raw_copy / "new.txt").write_text("Card\n\n2024-05-05\n\nNew.\n", encoding="utf-8")
+    report = ingest([raw_copy], out=plain)
+    assert report.run == 2
+    assert pq.read_table(plain / "sightings.parquet").num_rows == 78
 
 
 def test_newer_schema_is_refused(dataset: Path) -> None:
@@ -127,7 +122,7 @@ def test_newer_schema_is_refused(dataset: Path) -> None:
     path = dataset / "runs.parquet"
     table = pq.read_table(path)
     pq.write_table(table.replace_schema_metadata({VERSION_KEY: b"99"}), path)
-    with pytest.raises(StoreError, match="schema version 99, newer than this pipeline's 1"):
+    with pytest.raises(StoreError, match="schema version 99, newer than this pipeline's 2"):
         store.read_table(dataset, "runs")
 
 

@@ -14,6 +14,7 @@ from pipeline.parsers import (
     rules_excerpt,
     scryfall,
 )
+from pipeline.parsers._text import MAX_LINE
 
 if TYPE_CHECKING:
     from pipeline.models import Layout, ParsedDocument, RawDocument
@@ -58,4 +59,9 @@ def detect(doc: RawDocument) -> Parser:
 
 def parse(doc: RawDocument) -> ParsedDocument:
     """Detect DOC's layout and parse it (lazily, for streamed layouts)."""
+    if doc.text:
+        longest = max(len(line) for line in doc.text.split("\n"))
+        if longest > MAX_LINE:
+            reason = f"a line of {longest:,} characters: not a ruling dump (at most {MAX_LINE:,})"
+            raise InputError(doc.path, reason)
     return detect(doc).parse(doc)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pipeline.dates import parse_date
 
-# A ruling can be long, but a single line past this is a blob, not a dump.
-MAX_LINE = 100_000
+# A ruling can be long, but a single line past this is a blob, not a dump (a minified
+# HTML page stays well under it).
+MAX_LINE = 1_000_000
 
 
 def lines_of(text: str) -> list[str]:

@@ -12,6 +12,7 @@ from bs4.filter import SoupStrainer
 from lxml import etree
 from lxml import html as lxml_html
 
+from pipeline.errors import InputError
 from pipeline.models import DateOrder, Kind, Layout, ParsedDocument, ParsedRuling, RawDocument
 
 LAYOUT = Layout.GATHERER
@@ -21,8 +22,8 @@ _CELL = re.compile(r"_(ctl\d+)_ruling(Date|Text)$")
 _HEADER = re.compile(r"SubContentHeader_subtitleDisplay$")
 # Only the elements that carry the card name and the rulings are built into a tree.
 _STRAINER = SoupStrainer(["span", "td"])
-_PARSER = lxml_html.HTMLParser(encoding="utf-8")
 _CELLS = "//td[contains(@id, '_ruling')]"
+_SKIPPED = frozenset({"script", "style", "noscript", "template"})
 _HEADERS = "//span[contains(@id, 'SubContentHeader_subtitleDisplay')]"
 _WORDS = {
     "white": "W", "blue": "U", "black": "B", "red": "R", "green": "G", "colorless": "C",
@@ -62,17 +63,13 @@ def symbol(alt: str | None, src: str | None) -> str:  # noqa: PLR0911 - one retu
 def parse(doc: RawDocument) -> ParsedDocument:
     """The page's card name and its rulings, paired by the repeater row they sit in.
 
-    lxml reads the page (about ten times faster than BeautifulSoup); BeautifulSoup is the
-    fallback for markup lxml gives up on.
+    lxml reads the page (about ten times faster than BeautifulSoup); BeautifulSoup on
+    Python's HTML parser is the fallback for markup lxml gives up on.
     """
     try:
-        tree = lxml_html.fromstring(doc.text.encode("utf-8"), parser=_PARSER)
-        cells = [(str(c.get("id")), _element_text(c)) for c in _elements(tree, _CELLS)]
-        headers = [" ".join(h.text_content().split()) for h in _elements(tree, _HEADERS)]
-    except (etree.ParserError, ValueError):
-        soup = _soup(doc.text)
-        cells = [(str(c.get("id")), _tag_text(c)) for c in soup.find_all("td", id=_CELL)]
-        headers = [h.get_text(" ", strip=True) for h in soup.find_all("span", id=_HEADER)]
+        cells, headers = _with_lxml(doc.text) or _with_soup(doc.text)
+    except RecursionError as exc:
+        raise InputError(doc.path, "HTML nested too deeply to read") from exc
     card = next((h for h in headers if h), None)
     rows: dict[str, dict[str, str]] = {}
     for cell_id, text in cells:
@@ -92,6 +89,29 @@ def parse(doc: RawDocument) -> ParsedDocument:
                           date_order=DateOrder.MDY, source=SOURCE, may_be_empty=True)  # fmt: skip
 
 
+Cells = tuple[list[tuple[str, str]], list[str]]  # ((cell id, text)...), (card headers)
+
+
+def _with_lxml(text: str) -> Cells | None:
+    """The ruling cells and card headers, read by lxml; None where lxml gives up."""
+    parser = lxml_html.HTMLParser(encoding="utf-8")
+    try:
+        tree = lxml_html.fromstring(text.encode("utf-8"), parser=parser)
+    except (etree.ParserError, ValueError):
+        return None
+    if any(error.level_name == "FATAL" for error in parser.error_log):
+        return None  # libxml2 dropped part of the page (nesting deeper than 256, say)
+    cells = [(str(c.get("id")), _element_text(c)) for c in _elements(tree, _CELLS)]
+    return cells, [" ".join(h.text_content().split()) for h in _elements(tree, _HEADERS)]
+
+
+def _with_soup(text: str) -> Cells:
+    """The same, read by BeautifulSoup on Python's HTML parser: slower, with no depth limit."""
+    soup = _soup(text)
+    cells = [(str(c.get("id")), _tag_text(c)) for c in soup.find_all("td", id=_CELL)]
+    return cells, [h.get_text(" ", strip=True) for h in soup.find_all("span", id=_HEADER)]
+
+
 def _elements(tree: lxml_html.HtmlElement, path: str) -> list[lxml_html.HtmlElement]:
     found = tree.xpath(path)
     return (
@@ -106,7 +126,9 @@ def _element_text(element: Any) -> str:  # noqa: ANN401 - an lxml element
     parts = [element.text or ""]
     for child in element:
         tag = child.tag if isinstance(child.tag, str) else ""
-        if tag == "img":
+        if tag in _SKIPPED:
+            pass  # a script or style is code, not ruling text
+        elif tag == "img":
             parts.append(symbol(child.get("alt"), child.get("src")))
         elif tag == "br":
             parts.append(" ")
@@ -120,7 +142,7 @@ def _soup(text: str) -> BeautifulSoup:
     with warnings.catch_warnings():
         # Gatherer serves XHTML with an XML declaration; it is HTML all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        return BeautifulSoup(text, "lxml", parse_only=_STRAINER)
+        return BeautifulSoup(text, "html.parser", parse_only=_STRAINER)
 
 
 def _tag_text(cell: Tag) -> str:
@@ -131,4 +153,6 @@ def _tag_text(cell: Tag) -> str:
                                 src if isinstance(src, str) else None))  # fmt: skip
     for br in cell.find_all("br"):
         br.replace_with(" ")
+    for code in cell.find_all(list(_SKIPPED)):
+        code.decompose()
     return cell.get_text()

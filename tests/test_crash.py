@@ -1,0 +1,138 @@
+"""Crash safety: SIGKILL at every write step and at random moments, then check and recover.
+
+Each kill must leave a dataset whose every file reads and which equals exactly the dataset
+before the run or the one after it; the next run cleans up and succeeds. The kill points
+tried are printed (pytest -s) for the record.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import RAW, SEEDS
+
+from pipeline import ingest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FIRST, SECOND = SEEDS[:3], SEEDS[3:]
+RANDOM_KILLS = 25
+
+
+def _snapshot(out: Path) -> dict[str, list[dict[str, object]]]:
+    """Every table's rows; wall-clock columns of runs left out; an empty table is no table."""
+    tables = {}
+    for path in sorted(out.glob("*.parquet")):
+        table = pq.read_table(path)
+        if path.stem == "runs":
+            table = table.drop_columns(["started_at", "finished_at"])
+        if table.num_rows:
+            tables[path.stem] = table.to_pylist()
+    return tables
+
+
+def _command(raw: Path, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "ingest",
+        str(raw),
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+    ]
+
+
+def _check(out: Path, states: list[dict[str, list[dict[str, object]]]]) -> None:
+    """Readers see only whole tables, equal to one of the allowed states."""
+    visible = sorted(p.name for p in out.glob("*.parquet"))
+    assert all(not name.startswith(".") for name in visible)
+    assert _snapshot(out) in states
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Raw folders and the datasets before and after each of two runs, made without crashes."""
+    base = tmp_path_factory.mktemp("crash")
+    first, full = base / "raw-first", base / "raw-full"
+    for raw, names in ((first, FIRST), (full, [*FIRST, *SECOND])):
+        raw.mkdir()
+        shutil.copy(RAW / "manifest.csv", raw)
+        for name in names:
+            shutil.copy(RAW / name, raw)
+    empty, one, two = base / "empty", base / "one", base / "two"
+    empty.mkdir()
+    ingest([first], out=one)
+    shutil.copytree(one, two, symlinks=True)
+    ingest([full], out=two)
+    return {"empty": empty, "one": one, "two": two, "raw1": first, "raw2": full}
+
+
+def _recover_and_finish(out: Path, raw: Path, final: Path) -> None:
+    """The next run cleans up and succeeds; it ends where the uninterrupted run ended."""
+    report = ingest([raw], out=out)
+    assert report.stored
+    assert not list(out.glob(".*.tmp"))
+    expected = _snapshot(final)
+    got = _snapshot(out)
+    for name in ("rulings", "sightings", "changes"):
+        assert got[name] == expected[name], name
+
+
+@pytest.mark.parametrize("step", ["first", "second"])
+def test_kill_at_every_write_step(scenario: dict[str, Path], tmp_path: Path, step: str) -> None:
+    """PIPELINE_CRASH_AT=N kills the run at its Nth write step, for every N."""
+    before = scenario["empty"] if step == "first" else scenario["one"]
+    after = scenario["one"] if step == "first" else scenario["two"]
+    raw = scenario["raw1"] if step == "first" else scenario["raw2"]
+    states = [_snapshot(before), _snapshot(after)]
+    killed = 0
+    for n in range(1, 60):
+        out = tmp_path / f"{step}-{n}"
+        shutil.copytree(before, out, symlinks=True)
+        env = {**os.environ, "PIPELINE_CRASH_AT": str(n)}
+        done = subprocess.run(_command(raw, out), env=env, capture_output=True, check=False)
+        if done.returncode != -signal.SIGKILL:
+            assert done.returncode == 0, done.stderr
+            break
+        killed += 1
+        _check(out, states)
+        _recover_and_finish(out, raw, after)
+    print(f"{step} run: killed at {killed} write steps, all survived")  # noqa: T201
+    assert killed >= 12  # two per rewritten table, then the rename and the switch
+
+
+def test_kill_at_random_moments(scenario: dict[str, Path], tmp_path: Path) -> None:
+    """SIGKILL from outside after random delays across the run's whole length."""
+    rng = random.Random(7)
+    raw, before, after = scenario["raw2"], scenario["one"], scenario["two"]
+    states = [_snapshot(before), _snapshot(after)]
+    probe = tmp_path / "probe"
+    shutil.copytree(before, probe, symlinks=True)
+    started = time.perf_counter()
+    subprocess.run(_command(raw, probe), capture_output=True, check=True)
+    length = time.perf_counter() - started
+    for n in range(RANDOM_KILLS):
+        out = tmp_path / f"random-{n}"
+        shutil.copytree(before, out, symlinks=True)
+        process = subprocess.Popen(
+            _command(raw, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(rng.uniform(0.3, 1.1) * length)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        _check(out, states)
+        _recover_and_finish(out, raw, after)
+    print(f"random kills: {RANDOM_KILLS} over a {length:.2f} s run, all survived")  # noqa: T201
