@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
-from pipeline.normalize import fold
+from pipeline.normalize import fold, has_symbols, skeleton
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -113,6 +113,7 @@ def compare(
     common = set(old) & set(new)
     gone = [v for v in old if v not in common]
     came = [v for v in new if v not in common]
+    _, gone, came = _pair(gone, came, _same_version, 100.0)  # a repaired copy: no change
     moved, gone, came = _pair(gone, came, _same_text, 100.0)
     same_number, gone, came = _pair(gone, came, _same_number, 100.0)
     amended, gone, came = _pair(gone, came, _similar, AMEND_THRESHOLD)
@@ -141,7 +142,24 @@ def compare(
 
 
 def _same_text(a: Version, b: Version) -> float:
-    return 100.0 if a.text_hash == b.text_hash else 0.0
+    return 100.0 if equivalent(a.text, b.text) else 0.0
+
+
+def _same_version(a: Version, b: Version) -> float:
+    same_place = (a.effective_date, a.rule_id) == (b.effective_date, b.rule_id)
+    return _same_text(a, b) if same_place else 0.0
+
+
+def equivalent(a: str, b: str) -> bool:
+    """The same ruling: the same folded text, or one a stripped-symbol copy of the other.
+
+    A ruling stored before its symbol version was known keeps the hash of its stripped
+    text; when a later run repairs it, the two are one ruling, not an amendment. Two texts
+    that both hold symbols and differ in them ({X} and {2}) are different rulings.
+    """
+    if fold(a) == fold(b):
+        return True
+    return skeleton(a) == skeleton(b) and not (has_symbols(a) and has_symbols(b))
 
 
 def _same_number(a: Version, b: Version) -> float:
