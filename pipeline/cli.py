@@ -24,6 +24,14 @@ if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Callable
 
+# The --out option of the commands that read a dataset.
+_READ_OUT = click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("normalized"),
+    show_default=True,
+    help="Dataset folder to read.",
+)
 RENDERERS = {"markdown": render_markdown, "json": render_json, "html": render_html}
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -124,13 +132,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
 
 
 @cli.command("changelog")
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("normalized"),
-    show_default=True,
-    help="Dataset folder to read.",
-)
+@_READ_OUT
 @click.option("--run", "run", type=click.IntRange(min=1), help="Report this run.")
 @click.option(
     "--since",
@@ -170,13 +172,7 @@ def changelog_command(
 
 @cli.command("history")
 @click.argument("card")
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("normalized"),
-    show_default=True,
-    help="Dataset folder to read.",
-)
+@_READ_OUT
 def history_command(card: str, out: Path) -> None:
     """Every version of every ruling of CARD, oldest first, with when each came and went."""
     try:
@@ -195,13 +191,7 @@ def history_command(card: str, out: Path) -> None:
 
 
 @cli.command("stats")
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("normalized"),
-    show_default=True,
-    help="Dataset folder to read.",
-)
+@_READ_OUT
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click passes flags
     """Figures of the dataset: runs, cards, rulings by language, kind and source."""

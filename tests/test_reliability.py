@@ -121,17 +121,6 @@ def test_hostile_run_through_the_cli(hostile: Path, out: Path) -> None:
     assert not strict_out.exists() or not list(strict_out.glob("*.parquet"))
 
 
-def _snapshot(out: Path) -> dict[str, list[dict[str, object]]]:
-    """Every table's rows, less the wall-clock columns of runs."""
-    tables = {}
-    for path in sorted(out.glob("*.parquet")):
-        table = pq.read_table(path)
-        if path.stem == "runs":
-            table = table.drop_columns(["started_at", "finished_at"])
-        tables[path.stem] = table.to_pylist()
-    return tables
-
-
 def test_identical_runs_write_identical_bytes(raw_copy: Path, tmp_path: Path) -> None:
     """Two runs of the same inputs into fresh folders: byte-identical data files."""
     for name in ("a", "b"):
