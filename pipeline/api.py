@@ -37,7 +37,8 @@ class Dataset:
         return f"Dataset({str(self.path)!r})"
 
     def _table(self, name: str) -> pa.Table:
-        return store.read_table(self.path, name)
+        # Plain strings for analysts (the stages hold `text` dictionary-encoded).
+        return store.read_table(self.path, name).cast(TABLES[name])
 
     def rulings(
         self,

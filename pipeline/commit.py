@@ -15,16 +15,13 @@ import os
 import shutil
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import StoreError
 from pipeline.schema import TABLES, with_metadata
 from pipeline.store import path_of
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 VERSIONS = ".versions"
 CURRENT = ".current"
@@ -49,7 +46,7 @@ def commit(out: Path, tables: dict[str, pa.Table]) -> None:
             _checkpoint()
             target = staging / f"{name}.parquet"
             if name in tables:
-                _write_durable(target, tables[name].cast(with_metadata(name, TABLES[name])))
+                _write_durable(target, tables[name], with_metadata(name, TABLES[name]))
             else:
                 _link_or_copy(current / f"{name}.parquet", target)
         _fsync(staging)
@@ -106,7 +103,7 @@ def _initialise(out: Path) -> Path:
         if plain.is_file():
             _link_or_copy(plain.resolve(), target)
         else:
-            _write_durable(target, schema.empty_table().cast(with_metadata(name, schema)))
+            _write_durable(target, schema.empty_table(), with_metadata(name, schema))
     _fsync(staging)
     version = staging.rename(versions / name_of)
     if current.is_dir() and not current.is_symlink():
@@ -157,16 +154,19 @@ def _checkpoint() -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _write_durable(path: Path, table: pa.Table) -> None:
+def _write_durable(path: Path, table: pa.Table, schema: pa.Schema) -> None:
+    """Write TABLE as SCHEMA a row group at a time (in-memory dictionaries decoded per group)."""
     columns = [c for c in _DICTIONARY_COLUMNS if c in table.column_names]
     with path.open("wb") as handle:
-        pq.write_table(
-            table,
+        writer = pq.ParquetWriter(
             handle,
+            schema,
             compression="zstd",
-            row_group_size=ROW_GROUP,
             use_dictionary=columns,  # type: ignore[arg-type]  # the stubs omit the list form
         )
+        for start in range(0, table.num_rows, ROW_GROUP):
+            writer.write_table(table.slice(start, ROW_GROUP).cast(schema))
+        writer.close()
         handle.flush()
         _checkpoint()  # written, not yet durable
         os.fsync(handle.fileno())

@@ -130,12 +130,14 @@ def _first_sightings(new: pa.Table, run: int) -> pa.Table:
     `new_text` is null and the text is the ruling's, by `new_text_hash`.
     """
     distinct = new.group_by(_FIRST_KEYS, use_threads=False).aggregate([])
-    hashes = strings(distinct["text_hash"])
-    rules = distinct["rule_id"].to_pylist()
-    # An addition's group depends on its text and rule number only: one hash per pair.
-    pairs = list(zip(hashes, rules, strict=True))
-    ids = {pair: group_id(ChangeType.ADDED, None, (pair[0], None, pair[1])) for pair in set(pairs)}
-    groups = [ids[pair] for pair in pairs]
+    # An addition's group depends on its text and rule number only: one id per distinct pair.
+    pairs = _joined(distinct, ["text_hash", "rule_id"])
+    ids = {}
+    for pair in strings(pc.unique(pairs)):
+        text_hash, rule_id = pair.split(_SEP)
+        side = (text_hash, None, None if rule_id == _NULL else rule_id)
+        ids[pair] = group_id(ChangeType.ADDED, None, side)
+    groups = lookup(pairs, ids)
     count = distinct.num_rows
     nothing = pa.nulls(count, pa.string())
     columns: dict[str, Any] = {
@@ -153,7 +155,7 @@ def _first_sightings(new: pa.Table, run: int) -> pa.Table:
         "rule_change": pa.array([False] * count),
         "silent": pa.array([False] * count),
         "first_seen": pa.array([True] * count),
-        "group": pa.array(groups, pa.string()),
+        "group": groups,
         "old_text": nothing,
         "new_text": nothing,
     }

@@ -15,6 +15,7 @@ from pipeline.errors import InputError
 from pipeline.history import run_changes, with_current
 from pipeline.merge import (
     RULING_TEXT,
+    TextPool,
     assign_languages,
     carry_rule_dates,
     known_languages,
@@ -25,7 +26,7 @@ from pipeline.merge import (
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.repair import repair
 from pipeline.scan import ScanJob, ScanResult
-from pipeline.schema import FILES, RULINGS, RUNS, SIGHTINGS
+from pipeline.schema import FILES, RULINGS, RUNS, SIGHTINGS, in_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,6 +108,7 @@ def ingest(
         if update is not None:
             update(len(jobs) - len(todo))
         scanned: list[pa.Table] = []
+        pool = TextPool()
         slots = iter(todo)
         chosen = [jobs[i] for i in todo]
         for batch in executor.run(
@@ -115,10 +117,12 @@ def ingest(
             for result in batch.results:
                 results[next(slots)] = result
             if batch.sightings is not None:
-                scanned.append(batch.sightings)
+                scanned.append(pool.encode(batch.sightings))
         # Unchanged files need nothing more: no dataset table is read or rewritten.
         rulings = store.read_table(out, "rulings") if scanned else RULINGS.empty_table()
-        new = pa.concat_tables(scanned) if scanned else sightings_table([], run)
+        new = pool.decode(
+            pa.concat_tables(scanned) if scanned else pool.encode(sightings_table([], run))
+        )
         new, repair_warnings = repair(new, texts_with_symbols(rulings) if scanned else [])
         new, catalog_warnings = apply_catalog(new, catalog)
         new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
@@ -145,7 +149,7 @@ def ingest(
             if written:
                 tables["files"] = pa.concat_tables([files_table, _file_rows(written, run)])
             if new.num_rows:
-                stored = new.drop_columns([RULING_TEXT]).cast(SIGHTINGS)
+                stored = new.drop_columns([RULING_TEXT]).cast(in_memory(SIGHTINGS))
                 tables.update(_history_tables(out, stored, merged, run))
             commit.commit(out, tables)
     return report

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from pipeline.language import detect_language
 from pipeline.normalize import SYMBOL_PATTERN, clean, has_symbol_gap, hash_clean
-from pipeline.schema import RULINGS, SIGHTINGS, make_schema
+from pipeline.schema import RULINGS, SIGHTINGS, in_memory, make_schema
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -22,7 +22,7 @@ RULINGS_ORDER = [(name, "ascending", "at_end") for name in ("card", "effective_d
 RULING_TEXT = "ruling_text"
 # The rulings columns merge_rulings() builds; `current` is added from the snapshots.
 MERGED = [name for name in RULINGS.names if name != "current"]
-_MERGED_SCHEMA = pa.schema([RULINGS.field(name) for name in MERGED])
+_MERGED_SCHEMA = pa.schema([in_memory(RULINGS).field(name) for name in MERGED])
 # Sightings in flight: `lang` stays null until assign_languages() fills it.
 _BATCH = SIGHTINGS.set(SIGHTINGS.get_field_index("lang"), pa.field("lang", pa.string()))
 # The columns a Sighting record carries as they are; the rest sightings_table() computes.
@@ -52,6 +52,49 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     columns["run"] = [run] * len(ordered)
     table = pa.table(columns, schema=_BATCH)
     return table.append_column(RULING_TEXT, table["text"])
+
+
+class TextPool:
+    """Distinct texts of a run, so that its sightings hold each text once (as dictionary ids).
+
+    Batches are encoded as they arrive, so their string columns are freed batch by batch.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+
+    def encode(self, batch: pa.Table) -> pa.Table:
+        """BATCH with `text` and `ruling_text` as ids into the pool (int32)."""
+        ids = self._ids
+        found = [ids.setdefault(text, len(ids)) for text in strings(batch["text"])]
+        column = pa.array(found, pa.int32())
+        return replace_column(batch, "text", column).drop_columns([RULING_TEXT])
+
+    def decode(self, table: pa.Table) -> pa.Table:
+        """TABLE (from encode) with `text` and `ruling_text` dictionary-encoded over the pool."""
+        dictionary = pa.array(list(self._ids), pa.string())
+        ids = table["text"].combine_chunks() if table.num_rows else pa.array([], pa.int32())
+        text = pa.DictionaryArray.from_arrays(ids, dictionary)
+        table = replace_column(table, "text", text)
+        return table.append_column(RULING_TEXT, text)
+
+
+def distinct_texts(column: Any) -> list[str]:  # noqa: ANN401 - an Arrow string column
+    """The distinct values of a text column, plain or dictionary-encoded."""
+    if pa.types.is_dictionary(column.type):
+        seen: dict[str, None] = {}
+        for chunk in column.chunks:
+            seen.update(dict.fromkeys(strings(chunk.dictionary)))
+        return list(seen)
+    return strings(pc.unique(column))
+
+
+def as_dictionary(column: Any) -> Any:  # noqa: ANN401 - Arrow in, a DictionaryArray out
+    """A text column as one dictionary array (encoding it if it is plain)."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    combined = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return combined.cast(pa.dictionary(pa.int32(), pa.string()))
 
 
 def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
@@ -99,9 +142,8 @@ def _strip_suffix(name: str) -> str:
 
 def texts_with_symbols(rulings: pa.Table) -> list[str]:
     """The stored texts that hold a symbol such as {X}: what stripped copies can match."""
-    texts = rulings["text"]
-    mask = pc.match_substring_regex(texts, SYMBOL_PATTERN)
-    return [t for t in pc.filter(texts, mask).to_pylist() if t is not None]
+    texts = pa.array(distinct_texts(rulings["text"]), pa.string())
+    return strings(texts.filter(pc.match_substring_regex(texts, SYMBOL_PATTERN)))
 
 
 def known_languages(rulings: pa.Table) -> dict[str, str]:
@@ -117,13 +159,13 @@ def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
 
     KNOWN maps text hashes to the languages the dataset already holds.
     """
-    slim = sightings.select(["text_hash", "lang", RULING_TEXT])
+    rows = pa.array(range(sightings.num_rows), pa.int64())
+    slim = sightings.select(["text_hash", "lang"]).append_column("_row", rows)
     undeclared = slim.filter(pc.is_null(slim["lang"]))
-    firsts = undeclared.group_by("text_hash", use_threads=False).aggregate([(RULING_TEXT, "first")])
+    firsts = undeclared.group_by("text_hash", use_threads=False).aggregate([("_row", "min")])
+    texts = sightings[RULING_TEXT].take(firsts["_row_min"])
     langs = dict(known)
-    for text_hash, text in zip(
-        strings(firsts["text_hash"]), strings(firsts[f"{RULING_TEXT}_first"]), strict=True
-    ):
+    for text_hash, text in zip(strings(firsts["text_hash"]), strings(texts), strict=True):
         if text_hash not in langs:
             langs[text_hash] = detect_language(text)
     found = lookup(sightings["text_hash"], langs)

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.merge import lookup, replace_column, strings
-from pipeline.normalize import SYMBOL_PATTERN, skeleton, text_hash
+from pipeline.merge import (
+    RULING_TEXT,
+    as_dictionary,
+    distinct_texts,
+    lookup,
+    replace_column,
+    strings,
+)
+from pipeline.normalize import SYMBOL_PATTERN, hash_clean, skeleton, text_hash
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -49,18 +56,16 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     with and `ruling_text` the ruling's text; `text` stays as read. A gap that matches
     several rulings is stored as read, with a warning.
     """
-    # Only the columns each step needs are filtered: the table itself is never copied.
-    texts = table.select(["text", "text_hash"])
-    braced = texts.filter(pc.match_substring(texts["text"], "{"))
-    with_symbols = braced.filter(pc.match_substring_regex(braced["text"], SYMBOL_PATTERN))
-    symbol_texts = {*known_texts, *strings(pc.unique(with_symbols["text"]))}
-    if not symbol_texts:
+    # Texts are looked at once each (the column's distinct values), never row by row.
+    values = pa.array(distinct_texts(table["text"]), pa.string())
+    symbol_texts = strings(values.filter(pc.match_substring_regex(values, SYMBOL_PATTERN)))
+    known = {*known_texts, *symbol_texts}
+    if not known:
         return table, []
+    symbol_hashes = pa.array([hash_clean(text) for text in symbol_texts], pa.string())
     hashes = pc.unique(table["text_hash"])
-    plain = hashes.filter(
-        pc.invert(pc.is_in(hashes, value_set=pc.unique(with_symbols["text_hash"])))
-    )
-    repaired, unsure = repair_map(strings(plain), symbol_texts)
+    plain = hashes.filter(pc.invert(pc.is_in(hashes, value_set=symbol_hashes)))
+    repaired, unsure = repair_map(strings(plain), known)
     places = table.select(["text_hash", "source_path", "position"])
     doubtful = places.filter(
         pc.is_in(places["text_hash"], value_set=pa.array(list(unsure), pa.string()))
@@ -85,7 +90,18 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     table = replace_column(
         table, "repaired_from", pc.if_else(hit, table["text_hash"], table["repaired_from"])
     )
-    new_text = lookup(table["text_hash"], {h: text for h, (_, text) in repaired.items()})
+    table = replace_column(table, RULING_TEXT, _with_texts(table, repaired))
     new_hash = lookup(table["text_hash"], {h: new for h, (new, _) in repaired.items()})
-    table = replace_column(table, "ruling_text", pc.coalesce(new_text, table["ruling_text"]))
     return replace_column(table, "text_hash", pc.coalesce(new_hash, table["text_hash"])), warnings
+
+
+def _with_texts(table: pa.Table, repaired: dict[str, tuple[str, str]]) -> Any:  # noqa: ANN401
+    """The ruling_text column with the repaired rows pointing at their rulings' texts."""
+    column = as_dictionary(table[RULING_TEXT])
+    dictionary = pa.concat_arrays(
+        [column.dictionary, pa.array([text for _, text in repaired.values()], pa.string())]
+    )
+    extra = {h: str(len(column.dictionary) + n) for n, h in enumerate(repaired)}
+    at = pc.cast(lookup(table["text_hash"], extra), pa.int32())
+    indices = pc.coalesce(at, column.indices)
+    return pa.DictionaryArray.from_arrays(indices, dictionary)

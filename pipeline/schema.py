@@ -144,3 +144,17 @@ def _v1_to_v2(name: str, table: pa.Table) -> pa.Table:
 
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.
 MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2}
+
+
+# In memory, the long `text` columns are dictionary-encoded: the same rulings recur across
+# cards, files and runs, so a million rows hold far fewer distinct texts. On disk they are
+# plain strings (Parquet dictionary-encodes them by page itself).
+TEXT_IN_MEMORY = pa.dictionary(pa.int32(), pa.string())
+
+
+def in_memory(schema: pa.Schema) -> pa.Schema:
+    """SCHEMA with its `text` column dictionary-encoded, as the stages hold it."""
+    if "text" not in schema.names:
+        return schema
+    field = schema.field("text")
+    return schema.set(schema.get_field_index("text"), field.with_type(TEXT_IN_MEMORY))

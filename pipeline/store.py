@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import LockBusyError, StoreError
-from pipeline.schema import MIGRATIONS, SCHEMA_VERSION, TABLES, VERSION_KEY
+from pipeline.schema import MIGRATIONS, SCHEMA_VERSION, TABLES, VERSION_KEY, in_memory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -47,13 +47,16 @@ def writer_lock(out: Path, wait: float = 0) -> Iterator[None]:
 
 
 def read_table(out: Path, name: str) -> pa.Table:
-    """Read table NAME, migrated to the current schema; empty if the dataset lacks it."""
+    """Read table NAME, migrated to the current schema; empty if the dataset lacks it.
+
+    Its `text` column, if any, comes dictionary-encoded (schema.in_memory).
+    """
     schema = TABLES[name]
     path = path_of(out, name)
     if not path.exists():
-        return schema.empty_table()
+        return in_memory(schema).empty_table()
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(path, read_dictionary=["text"] if "text" in schema.names else None)
     except (OSError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable Parquet file ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
@@ -61,7 +64,7 @@ def read_table(out: Path, name: str) -> pa.Table:
     for step in range(version, SCHEMA_VERSION):
         table = MIGRATIONS[step](name, table)
     try:
-        return table.select(schema.names).cast(schema)
+        return table.select(schema.names).cast(in_memory(schema))
     except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         msg = f"{path}: does not match schema version {version} ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
