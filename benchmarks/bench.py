@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from corpus import generate
+from corpus import generate, scryfall_bulk
 
 HERE = Path(__file__).resolve().parent
 # Run inside a child process: prints {"seconds": …, "rss_mb": …} of what it timed.
@@ -90,6 +90,7 @@ def main() -> None:
     parser.add_argument("--rulings", type=int, default=150_000, help="first-ingest corpus size")
     parser.add_argument("--large", type=int, default=1_000_000, help="large corpus size")
     parser.add_argument("--runs", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument("--bulk", type=int, default=120_000, help="rulings in one bulk file")
     parser.add_argument("--naive-sample", type=int, default=2_000)
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
@@ -122,6 +123,15 @@ def main() -> None:
     rows.append(("large ingest", f"{_rate(args.large, large)}, peak RSS {large_rss:.0f} MiB"))
     log, log_rss = measure(_CHANGELOG.format(out=str(big_out)), args.runs)
     rows.append(("changelog over the large dataset", f"{log:.2f} s, peak RSS {log_rss:.0f} MiB"))
+    bulk, bulk_out = work / "raw-bulk" / "rulings.json", work / "out-bulk"
+    if not bulk.exists():
+        scryfall_bulk(bulk, args.bulk)
+    size = bulk.stat().st_size / 2**20
+    streamed, streamed_rss = measure(
+        _INGEST.format(raw=str(bulk.parent), out=str(bulk_out)), args.runs, prepare=str(bulk_out)
+    )
+    rows.append((f"one bulk file ({size:.0f} MiB)",
+                 f"{_rate(args.bulk, streamed)}, peak RSS {streamed_rss:.0f} MiB"))  # fmt: skip
     width = max(len(name) for name, _ in rows)
     print(f"medians of {args.runs} runs:")
     for name, figure in rows:

@@ -212,6 +212,21 @@ def generate(out: Path, rulings: int, seed: int = 1) -> int:
     return files
 
 
+def scryfall_bulk(out: Path, rulings: int, seed: int = 3) -> None:
+    """Write one Scryfall bulk rulings array of RULINGS rulings (a single large file)."""
+    rng = random.Random(seed)
+    texts = _texts(rng, max(200, rulings // 40))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as handle:
+        handle.write("[")
+        for n in range(rulings):
+            date, text = _rulings(rng, texts, 1)[0]
+            item = {"object": "ruling", "oracle_id": f"oracle-{n // 7}", "source": "wotc",
+                    "published_at": date.isoformat(), "comment": text}  # fmt: skip
+            handle.write(("," if n else "") + json.dumps(item, ensure_ascii=False))
+        handle.write("]")
+
+
 def main() -> None:
     """Command line: write a corpus."""
     parser = argparse.ArgumentParser(description=__doc__)

@@ -21,6 +21,7 @@ MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_orde
 _IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"})
 # Control characters that never appear in a text dump (tab, LF, CR and FF are allowed).
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f]")
+_CONTROL_NAME = re.compile(r"[\x00-\x1f\x7f]")
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -122,7 +123,7 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
 
 def read_bytes(file: InputFile, root: Path) -> bytes:
     """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read."""
-    if any(ord(c) < 32 or ord(c) == 127 for c in file.name):  # noqa: PLR2004 - ASCII controls
+    if _CONTROL_NAME.search(file.name):
         raise InputError(repr(file.name), "the file name holds a line break or control character")
     try:
         if file.link and not file.path.resolve().is_relative_to(root.resolve()):
