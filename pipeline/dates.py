@@ -44,6 +44,8 @@ _PATTERNS = (
                + r"\s+(?:de\s+)?(?P<y>\d{4})"),
 )  # fmt: skip
 _MAX_FIELD = 12
+_LONGEST = 60  # no printed date, with its surrounding space and punctuation, is longer
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +75,10 @@ class PrintedDate:
 
 def parse_date(text: str) -> PrintedDate | None:
     """Recognise TEXT as exactly one date (surrounding punctuation allowed), else None."""
+    if len(text) > _LONGEST or not _DIGIT.search(text):
+        return None  # the common case, a line of ruling text, decided without normalising
     stripped = unicodedata.normalize("NFC", text).strip().strip(":\u2013\u2014-").strip()
-    if not stripped or len(stripped) > 40:  # noqa: PLR2004 - no date is longer
+    if not stripped:
         return None
     for pattern in _PATTERNS:
         match = pattern.fullmatch(stripped)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -41,7 +42,10 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     symbol is repaired. It feeds merge_rulings() and is not stored.
     """
     ordered = sorted(sightings, key=lambda s: (s.source_path, s.position))
-    columns: dict[str, list[Any]] = {name: [getattr(s, name) for s in ordered] for name in _FIELDS}
+    get = operator.attrgetter(*_FIELDS)
+    rows = [get(s) for s in ordered]
+    values = list(zip(*rows, strict=True)) if rows else [() for _ in _FIELDS]
+    columns: dict[str, list[Any]] = {name: list(v) for name, v in zip(_FIELDS, values, strict=True)}
     distinct = dict.fromkeys(columns["text"])
     cleaned = {raw: clean(raw) for raw in distinct}
     hashed = {text: hash_clean(text) for text in dict.fromkeys(cleaned.values())}
