@@ -176,7 +176,11 @@ def _skip_unchanged(
     """
     results: dict[int, ScanResult] = {}
     todo: list[int] = []
+    known = {path for path, _, _ in done}
     for index, job in enumerate(jobs):
+        if job.file.name not in known:
+            todo.append(index)  # never stored: nothing to compare, no need to read it here
+            continue
         try:
             sha = read.sha256_bytes(read.read_bytes(job.file, job.root))
         except InputError:

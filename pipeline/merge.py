@@ -68,11 +68,17 @@ class TextPool:
         self._ids: dict[str, int] = {}
 
     def encode(self, batch: pa.Table) -> pa.Table:
-        """BATCH with `text` and `ruling_text` as ids into the pool (int32)."""
+        """BATCH with `text` as ids into the pool (int32), and no `ruling_text`.
+
+        A dictionary-encoded text column (as batches come from the workers) costs one
+        lookup per distinct text of the batch, not one per row.
+        """
         ids = self._ids
-        found = [ids.setdefault(text, len(ids)) for text in strings(batch["text"])]
-        column = pa.array(found, pa.int32())
-        return replace_column(batch, "text", column).drop_columns([RULING_TEXT])
+        column = as_dictionary(batch["text"])
+        local = [ids.setdefault(text, len(ids)) for text in strings(column.dictionary)]
+        found = pc.take(pa.array(local, pa.int32()), column.indices)
+        table = replace_column(batch, "text", found)
+        return table.drop_columns([RULING_TEXT]) if RULING_TEXT in table.column_names else table
 
     def decode(self, table: pa.Table) -> pa.Table:
         """TABLE (from encode) with `text` and `ruling_text` dictionary-encoded over the pool."""

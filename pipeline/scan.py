@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline import read
 from pipeline.errors import InputError
 from pipeline.extract import extract
-from pipeline.merge import sightings_table
+from pipeline.merge import RULING_TEXT, replace_column, sightings_table
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
 
@@ -91,7 +92,13 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
                 pending = []
     if pending:
         tables.append(sightings_table(pending, jobs[-1].run))
-    return ScanBatch(results, pa.concat_tables(tables) if tables else None)
+    return ScanBatch(results, _compact(pa.concat_tables(tables)) if tables else None)
+
+
+def _compact(table: pa.Table) -> pa.Table:
+    """The batch as it travels back: texts dictionary-encoded, ruling_text not yet split off."""
+    text = pc.dictionary_encode(table["text"])
+    return replace_column(table, "text", text).drop_columns([RULING_TEXT])
 
 
 def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
