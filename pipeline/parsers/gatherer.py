@@ -63,7 +63,7 @@ def symbol(alt: str | None, src: str | None) -> str:  # noqa: PLR0911 - one retu
 def parse(doc: RawDocument) -> ParsedDocument:
     """The page's card name and its rulings, paired by the repeater row they sit in.
 
-    lxml reads the page (about ten times faster than BeautifulSoup); BeautifulSoup on
+    lxml reads the page (7.5 times faster than BeautifulSoup on the real pages); BeautifulSoup on
     Python's HTML parser is the fallback for markup lxml gives up on.
     """
     try:
