@@ -93,6 +93,11 @@ def cli() -> None:
     help="Run the per-file stage here or on a Dask cluster (pip install '.[dask]').",
 )
 @click.option("--scheduler", help="Dask scheduler address [default: a local cluster].")
+@click.option(
+    "--rehash",
+    is_flag=True,
+    help="Hash every file read before, even when its size and modification time are unchanged.",
+)
 def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     paths: tuple[Path, ...],
     out: Path,
@@ -104,6 +109,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     workers: int | None,
     executor: str,
     scheduler: str | None,
+    rehash: bool,  # noqa: FBT001 - click passes flags positionally
 ) -> None:
     """Ingest raw dumps (files or folders; default raw/) into the dataset as one run."""
     try:
@@ -119,6 +125,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             workers=workers,
             executor_name=executor,
             scheduler=scheduler,
+            rehash=rehash,
         )
     except PipelineError as exc:
         _fail(exc)

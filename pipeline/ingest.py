@@ -76,13 +76,15 @@ def ingest(
     workers: int | None = None,
     executor_name: str = "local",
     scheduler: str | None = None,
+    rehash: bool = False,
 ) -> IngestReport:
     """Ingest the raw files under PATHS into the dataset in OUT as one run.
 
     CATALOG (see load_catalog) maps cards to English names and oracle ids. PROGRESS is
     given the number of files and returns a callback told how many more are done. The
     per-file stage runs on WORKERS processes (default: the cores), or on a Dask cluster
-    with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none).
+    with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none). REHASH
+    hashes every file stored before, even when its size and modification time are unchanged.
     """
     started = dt.datetime.now(tz=dt.UTC)
     roots = read.discover(paths, manifest)
@@ -104,7 +106,7 @@ def ingest(
             for file in files
         ]
         update = progress(len(jobs)) if progress else None
-        results, todo = _skip_unchanged(jobs, _stored_files(files_table))
+        results, todo = _skip_unchanged(jobs, _stored_files(files_table), rehash=rehash)
         if update is not None:
             update(len(jobs) - len(todo))
         scanned: list[pa.Table] = []
@@ -168,29 +170,39 @@ def _history_tables(out: Path, new: pa.Table, merged: pa.Table, run: int) -> dic
 
 
 def _skip_unchanged(
-    jobs: list[ScanJob], done: frozenset[tuple[str, str, str]]
+    jobs: list[ScanJob],
+    stored: dict[tuple[str, str], tuple[str, int | None, int | None]],
+    *,
+    rehash: bool,
 ) -> tuple[dict[int, ScanResult], list[int]]:
-    """Hash every file here; those stored before with the same bytes and hints are skipped.
+    """Find the files stored before with the same bytes and hints: those are skipped.
 
-    Returns the skipped files' results by job index, and the indexes of the jobs to scan.
-    """
+    A file whose size and modification time are those recorded is taken as unchanged
+    without being read (REHASH reads and hashes it all the same); any other file stored
+    before is hashed and compared. Returns the skipped files' results by job index, and
+    the indexes of the jobs to scan.
+    """  # fmt: skip
     results: dict[int, ScanResult] = {}
     todo: list[int] = []
-    known = {path for path, _, _ in done}
     for index, job in enumerate(jobs):
-        if job.file.name not in known:
+        name, context = job.file.name, job.context
+        known = stored.get((name, context))
+        if known is None:
             todo.append(index)  # never stored: nothing to compare, no need to read it here
             continue
+        sha, size, mtime_ns = known
         try:
-            sha = read.sha256_bytes(read.read_bytes(job.file, job.root))
+            found = read.stat(job.file)
+            same = not rehash and (size, mtime_ns) == (found.st_size, found.st_mtime_ns)
+            if not same and read.sha256_bytes(read.read_bytes(job.file, job.root)) != sha:
+                todo.append(index)
+                continue
         except InputError:
             todo.append(index)  # the scan reports why
             continue
-        if (job.file.name, sha, job.context) in done:
-            skipped = FileReport(job.file.name, sha, FileStatus.SKIPPED, context=job.context)
-            results[index] = ScanResult(skipped)
-        else:
-            todo.append(index)
+        skipped = FileReport(name, sha, FileStatus.SKIPPED, context=context,
+                             size=found.st_size, mtime_ns=found.st_mtime_ns)  # fmt: skip
+        results[index] = ScanResult(skipped)
     return results, todo
 
 
@@ -203,10 +215,12 @@ def _manifest_for(
     return read.read_manifest(default) if default.is_file() else ({}, [])
 
 
-def _stored_files(files: pa.Table) -> frozenset[tuple[str, str, str]]:
+def _stored_files(files: pa.Table) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
+    """(path, context) -> (sha256, size, mtime_ns) of each file's latest stored reading."""
     stored = files.filter(pc.field("status") == FileStatus.STORED.value)
-    columns = [stored[name].to_pylist() for name in ("source_path", "source_sha256", "context")]
-    return frozenset((str(p), str(s), str(c)) for p, s, c in zip(*columns, strict=True))
+    names = ("source_path", "context", "source_sha256", "size", "mtime_ns")
+    columns = [stored[name].to_pylist() for name in names]
+    return {(p, c): (s, n, m) for p, c, s, n, m in zip(*columns, strict=True)}
 
 
 def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
@@ -222,6 +236,8 @@ def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
             "rulings": [r.rulings for r in reports],
             "warnings": [list(r.warnings) for r in reports],
             "context": [r.context for r in reports],
+            "size": [r.size for r in reports],
+            "mtime_ns": [r.mtime_ns for r in reports],
         },
         schema=FILES,
     )

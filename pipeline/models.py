@@ -160,3 +160,5 @@ class FileReport:
     warnings: tuple[str, ...] = ()
     context: str = ""
     rules: int = 0  # rows of kind rule: a Comprehensive Rules release's numbered rules
+    size: int | None = None  # the file's size and modification time when it was read
+    mtime_ns: int | None = None

@@ -121,6 +121,14 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
     return hints, problems
 
 
+def stat(file: InputFile) -> os.stat_result:
+    """The file's size and times (of where a link leads); InputError if it is gone."""
+    try:
+        return file.path.stat()
+    except OSError as exc:
+        raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
+
+
 def read_bytes(file: InputFile, root: Path) -> bytes:
     """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read."""
     if _CONTROL_NAME.search(file.name):

@@ -110,6 +110,7 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
     name, context, sha = job.file.name, job.context, None
     found: list[list[Sighting] | pa.Table] = []
     try:
+        stat = read.stat(job.file)
         data = read.read_bytes(job.file, job.root)
         sha = read.sha256_bytes(data)
         doc = read.to_document(name, data, job.hints)
@@ -141,5 +142,7 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
         rules=extraction.kinds[Kind.RULE],
         warnings=(*doc.warnings, *extraction.warnings),
         context=context,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
     )
     return ScanResult(report, ambiguous=extraction.ambiguous), found

@@ -9,7 +9,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -77,6 +77,8 @@ FILES = make_schema(
         pa.field("rulings", pa.int64(), nullable=False),
         pa.field("warnings", pa.list_(pa.string()), nullable=False),
         pa.field("context", pa.string(), nullable=False),
+        pa.field("size", pa.int64()),
+        pa.field("mtime_ns", pa.int64()),
     ]
 )
 
@@ -142,8 +144,17 @@ def _v1_to_v2(name: str, table: pa.Table) -> pa.Table:
     return table.append_column("fetched_at", pa.nulls(table.num_rows, pa.string()))
 
 
+def _v2_to_v3(name: str, table: pa.Table) -> pa.Table:
+    """Version 3 keeps each file's size and modification time, to skip it without reading."""
+    if name != "files" or "size" in table.column_names:
+        return table
+    for column in ("size", "mtime_ns"):
+        table = table.append_column(column, pa.nulls(table.num_rows, pa.int64()))
+    return table
+
+
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.
-MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 # In memory, the long `text` columns are dictionary-encoded: the same rulings recur across

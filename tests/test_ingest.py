@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from typing import TYPE_CHECKING
 
@@ -182,3 +183,25 @@ def test_rulings_do_not_depend_on_input_order(
     assert (reference / "rulings.parquet").read_bytes() == (
         permuted / "rulings.parquet"
     ).read_bytes()
+
+
+def test_unchanged_stat_skips_without_reading(raw_copy: Path, out: Path) -> None:
+    """Same size and mtime: skipped unread; --rehash reads and hashes every file anyway."""
+    ingest([raw_copy], out=out)
+    seed = raw_copy / SEEDS[1]
+    before = seed.stat()
+    text = seed.read_bytes()
+    seed.write_bytes(text.replace(b"Rift Bolt", b"Rift Bol!"))  # same size, new bytes
+    os.utime(seed, ns=(before.st_atime_ns, before.st_mtime_ns))
+    report = ingest([raw_copy], out=out)
+    assert report.count(FileStatus.SKIPPED) == 5  # trusted by its size and mtime
+    report = ingest([raw_copy], out=out, rehash=True)
+    assert [f.source_path for f in report.files if f.status is FileStatus.STORED] == [SEEDS[1]]
+
+
+def test_touched_file_with_same_bytes_is_skipped(raw_copy: Path, out: Path) -> None:
+    """A new mtime alone means a hash; the same bytes are still skipped."""
+    ingest([raw_copy], out=out)
+    os.utime(raw_copy / SEEDS[0], ns=(1, 1))
+    report = ingest([raw_copy], out=out)
+    assert report.count(FileStatus.SKIPPED) == 5
