@@ -217,7 +217,8 @@ def _manifest_for(
 
 def _stored_files(files: pa.Table) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
     """(path, context) -> (sha256, size, mtime_ns) of each file's latest stored reading."""
-    stored = files.filter(pc.field("status") == FileStatus.STORED.value)
+    # A mask, not an expression: expressions load pyarrow.dataset (and pandas) on first use.
+    stored = files.filter(pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)))
     names = ("source_path", "context", "source_sha256", "size", "mtime_ns")
     columns = [stored[name].to_pylist() for name in names]
     return {(p, c): (s, n, m) for p, c, s, n, m in zip(*columns, strict=True)}

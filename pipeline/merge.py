@@ -206,7 +206,8 @@ def carry_rule_dates(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
         t.filter(pc.is_valid(t["rule_id"])).select(shape.names).cast(shape)
         for t in (rulings, sightings)
     ]
-    known = pa.concat_tables(numbered).filter(pc.is_valid(pc.field("effective_date")))
+    known = pa.concat_tables(numbered)
+    known = known.filter(pc.is_valid(known["effective_date"]))
     if not known.num_rows:
         return sightings
     first = known.group_by("text_hash").aggregate([("effective_date", "min")])

@@ -64,13 +64,14 @@ def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[
         for folder, dirs, names in os.walk(given):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             base = Path(folder)
+            prefix = os.path.relpath(folder, given).replace(os.sep, "/")
             for name in names:
-                path = base / name
                 if name.startswith(".") or name in _IGNORED_NAMES:
                     continue
+                path = base / name
                 if skip is not None and name == skip.name and path.resolve() == skip:
                     continue
-                relative = path.relative_to(given).as_posix()
+                relative = name if prefix == "." else f"{prefix}/{name}"
                 inputs.append(InputFile(path, relative, path.is_symlink()))
         found.append((given, sorted(inputs, key=lambda f: f.name)))
     return found

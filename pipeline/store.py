@@ -56,7 +56,9 @@ def read_table(out: Path, name: str) -> pa.Table:
     if not path.exists():
         return in_memory(schema).empty_table()
     try:
-        table = pq.read_table(path, read_dictionary=["text"] if "text" in schema.names else None)
+        # ParquetFile rather than read_table: the latter imports pyarrow.dataset (and pandas).
+        texts = ["text"] if "text" in schema.names else None
+        table = pq.ParquetFile(path, read_dictionary=texts).read()
     except (OSError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable Parquet file ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
