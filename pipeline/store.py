@@ -57,8 +57,10 @@ def read_table(out: Path, name: str) -> pa.Table:
         return in_memory(schema).empty_table()
     try:
         # ParquetFile rather than read_table: the latter imports pyarrow.dataset (and pandas).
-        texts = ["text"] if "text" in schema.names else None
-        table = pq.ParquetFile(path, read_dictionary=texts).read()
+        handle = pq.ParquetFile(path)
+        if "text" in handle.schema_arrow.names:  # read the long texts dictionary-encoded
+            handle = pq.ParquetFile(path, read_dictionary=["text"])
+        table = handle.read()
     except (OSError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable Parquet file ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
