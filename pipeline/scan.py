@@ -83,7 +83,10 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
         result, found = _scan(job)
         results.append(result)
         for rows in found:
-            if isinstance(rows, pa.Table):
+            if isinstance(rows, pa.Table):  # a large file's chunk: keep the files in order
+                if pending:
+                    tables.append(sightings_table(pending, job.run))
+                    pending = []
                 tables.append(rows)
                 continue
             pending.extend(rows)
@@ -96,7 +99,10 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
 
 
 def _compact(table: pa.Table) -> pa.Table:
-    """The batch as it travels back: texts dictionary-encoded, ruling_text not yet split off."""
+    """The batch as it travels back: texts dictionary-encoded, without the ruling_text copy.
+
+    TextPool.decode() gives the run its ruling_text column back.
+    """
     text = pc.dictionary_encode(table["text"])
     return replace_column(table, "text", text).drop_columns([RULING_TEXT])
 
