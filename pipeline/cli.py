@@ -44,7 +44,7 @@ def cli() -> None:
     """Ingest Magic: The Gathering ruling dumps into a historied Parquet dataset."""
 
 
-@cli.command("ingest")
+@cli.command("ingest", short_help="Ingest raw dumps into the dataset as one run.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--out",
@@ -138,7 +138,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     sys.exit(EXIT_PARTIAL if report.rejected else EXIT_OK)
 
 
-@cli.command("changelog")
+@cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
 @_READ_OUT
 @click.option("--run", "run", type=click.IntRange(min=1), help="Report this run.")
 @click.option(
@@ -177,7 +177,7 @@ def changelog_command(
         output.write_text(text, encoding="utf-8")
 
 
-@cli.command("history")
+@cli.command("history", short_help="Show every version of every ruling of a card.")
 @click.argument("card")
 @_READ_OUT
 def history_command(card: str, out: Path) -> None:
@@ -197,7 +197,7 @@ def history_command(card: str, out: Path) -> None:
         click.echo(f"{date:<10}  {span:<32}  [{e.source}]  {e.text}")
 
 
-@cli.command("stats")
+@cli.command("stats", short_help="Show the dataset in figures.")
 @_READ_OUT
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click passes flags
