@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -132,7 +132,7 @@ def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, l
     warnings += [
         f"{path}: {count} rulings name only an oracle id; card left empty, oracle id kept "
         "(pass --catalog with a Scryfall or MTGJSON file to name them)"
-        for path, count in sorted(_count(strings(orphans["source_path"])).items())
+        for path, count in sorted(Counter(strings(orphans["source_path"])).items())
     ]
     unnamed = pc.and_(pc.and_(no_card, pc.is_null(table["oracle_id"])), _is_ruling(table))
     for path in sorted(set(strings(table.filter(unnamed)["source_path"]))):
@@ -144,13 +144,6 @@ def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, l
 
 def _is_ruling(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow boolean array
     return pc.equal(table["kind"], pa.scalar(Kind.RULING.value))
-
-
-def _count(values: list[str]) -> dict[str, int]:
-    counts: dict[str, int] = defaultdict(int)
-    for value in values:
-        counts[value] += 1
-    return counts
 
 
 def _inferred(table: pa.Table, catalog: Catalog, warnings: list[str]) -> pa.Table:

@@ -125,7 +125,7 @@ def ingest(
         new = pool.decode(
             pa.concat_tables(scanned) if scanned else pool.encode(sightings_table([], run))
         )
-        new, repair_warnings = repair(new, texts_with_symbols(rulings) if scanned else [])
+        new, repair_warnings = repair(new, texts_with_symbols(rulings))
         new, catalog_warnings = apply_catalog(new, catalog)
         new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
         merged = merge_rulings(rulings, new)

@@ -37,9 +37,7 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     """Arrow rows of SIGHTINGS for RUN, ordered by source path and position.
 
     Texts are cleaned, hashed and checked for stripped-symbol gaps once per distinct text:
-    the same rulings recur across cards and files. The extra last column `ruling_text` is
-    the text of the ruling each sighting is keyed to: the text read, until a stripped
-    symbol is repaired. It feeds merge_rulings() and is not stored.
+    the same rulings recur across cards and files.
     """
     ordered = sorted(sightings, key=lambda s: (s.source_path, s.position))
     get = operator.attrgetter(*_FIELDS)
@@ -48,14 +46,14 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     columns: dict[str, list[Any]] = {name: list(v) for name, v in zip(_FIELDS, values, strict=True)}
     distinct = dict.fromkeys(columns["text"])
     cleaned = {raw: clean(raw) for raw in distinct}
+    gaps = {raw: has_symbol_gap(raw) for raw in distinct}
     hashed = {text: hash_clean(text) for text in dict.fromkeys(cleaned.values())}
-    columns["symbol_gap"] = [has_symbol_gap(raw) for raw in columns["text"]]
+    columns["symbol_gap"] = [gaps[raw] for raw in columns["text"]]
     columns["text"] = [cleaned[raw] for raw in columns["text"]]
     columns["text_hash"] = [hashed[text] for text in columns["text"]]
     columns["repaired_from"] = [None] * len(ordered)
     columns["run"] = [run] * len(ordered)
-    table = pa.table(columns, schema=_BATCH)
-    return table.append_column(RULING_TEXT, table["text"])
+    return pa.table(columns, schema=_BATCH)
 
 
 class TextPool:
@@ -68,7 +66,7 @@ class TextPool:
         self._ids: dict[str, int] = {}
 
     def encode(self, batch: pa.Table) -> pa.Table:
-        """BATCH with `text` as ids into the pool (int32), and no `ruling_text`.
+        """BATCH with `text` as ids into the pool (int32).
 
         A dictionary-encoded text column (as batches come from the workers) costs one
         lookup per distinct text of the batch, not one per row.
@@ -77,11 +75,14 @@ class TextPool:
         column = as_dictionary(batch["text"])
         local = [ids.setdefault(text, len(ids)) for text in strings(column.dictionary)]
         found = pc.take(pa.array(local, pa.int32()), column.indices)
-        table = replace_column(batch, "text", found)
-        return table.drop_columns([RULING_TEXT]) if RULING_TEXT in table.column_names else table
+        return replace_column(batch, "text", found)
 
     def decode(self, table: pa.Table) -> pa.Table:
-        """TABLE (from encode) with `text` and `ruling_text` dictionary-encoded over the pool."""
+        """TABLE (from encode) with `text` dictionary-encoded over the pool, and `ruling_text`.
+
+        `ruling_text` is the text of the ruling each sighting is keyed to: the text read,
+        until repair() re-keys a stripped copy. It feeds merge_rulings() and is not stored.
+        """
         dictionary = pa.array(list(self._ids), pa.string())
         ids = table["text"].combine_chunks() if table.num_rows else pa.array([], pa.int32())
         text = pa.DictionaryArray.from_arrays(ids, dictionary)

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from pipeline import read
 from pipeline.errors import InputError
 from pipeline.extract import extract
-from pipeline.merge import RULING_TEXT, replace_column, sightings_table
+from pipeline.merge import replace_column, sightings_table
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
 
@@ -99,12 +99,8 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
 
 
 def _compact(table: pa.Table) -> pa.Table:
-    """The batch as it travels back: texts dictionary-encoded, without the ruling_text copy.
-
-    TextPool.decode() gives the run its ruling_text column back.
-    """
-    text = pc.dictionary_encode(table["text"])
-    return replace_column(table, "text", text).drop_columns([RULING_TEXT])
+    """The batch as it travels back to the main process: texts dictionary-encoded."""
+    return replace_column(table, "text", pc.dictionary_encode(table["text"]))
 
 
 def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
-from pipeline.merge import RULING_TEXT, sightings_table
+from pipeline.merge import RULING_TEXT, TextPool, sightings_table
 from pipeline.models import Kind, Layout, Sighting
 from pipeline.normalize import clean, text_hash
 from pipeline.repair import repair
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 FULL = "If the card has {X} in its mana cost, you must choose 0 as the value of X."
 STRIPPED = "If the card has \u00a0 in its mana cost, you must choose 0 as the value of X."
@@ -30,8 +34,14 @@ def _sighting(text: str, position: int = 0) -> Sighting:
     )
 
 
+def _table(sightings: list[Sighting]) -> pa.Table:
+    """Sightings as ingest holds them: texts pooled, with the ruling_text column."""
+    pool = TextPool()
+    return pool.decode(pool.encode(sightings_table(sightings, run=1)))
+
+
 def _repair(texts: list[str], known: list[str]) -> tuple[list[dict[str, object]], list[str]]:
-    table = sightings_table([_sighting(t, i) for i, t in enumerate(texts)], run=1)
+    table = _table([_sighting(t, i) for i, t in enumerate(texts)])
     repaired, warnings = repair(table, known)
     return repaired.to_pylist(), warnings
 
@@ -80,5 +90,5 @@ def test_several_candidates_are_not_guessed() -> None:
 
 def test_texts_without_gaps_are_untouched() -> None:
     """Ordinary rulings pass through unchanged."""
-    table = sightings_table([_sighting("Cards exiled with suspend are exiled face up.")], run=1)
+    table = _table([_sighting("Cards exiled with suspend are exiled face up.")])
     assert repair(table, [FULL]) == (table, [])
