@@ -6,6 +6,7 @@ import datetime as dt
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pipeline.models import DateOrder
 
@@ -77,6 +78,12 @@ def parse_date(text: str) -> PrintedDate | None:
     """Recognise TEXT as exactly one date (surrounding punctuation allowed), else None."""
     if len(text) > _LONGEST or not _DIGIT.search(text):
         return None  # the common case, a line of ruling text, decided without normalising
+    return _parse_short(text)
+
+
+# Dumps print the same few thousand dates over and over; the answer is immutable.
+@lru_cache(maxsize=65536)
+def _parse_short(text: str) -> PrintedDate | None:
     stripped = unicodedata.normalize("NFC", text).strip().strip(":\u2013\u2014-").strip()
     if not stripped:
         return None

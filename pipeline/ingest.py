@@ -100,8 +100,9 @@ def ingest(
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
+        none = SourceHints()
         jobs = [
-            ScanJob(root, file, hints[root].get(file.name, SourceHints()), date_order, today, run)
+            ScanJob(root, file, hints[root].get(file.name, none), date_order, today, run)
             for root, files in roots
             for file in files
         ]
@@ -191,17 +192,18 @@ def _skip_unchanged(
             todo.append(index)  # never stored: nothing to compare, no need to read it here
             continue
         sha, size, mtime_ns = known
+        file = job.file
+        same = not rehash and file.size is not None and (size, mtime_ns) == (
+            file.size, file.mtime_ns)  # fmt: skip
         try:
-            found = read.stat(job.file)
-            same = not rehash and (size, mtime_ns) == (found.st_size, found.st_mtime_ns)
-            if not same and read.sha256_bytes(read.read_bytes(job.file, job.root)) != sha:
+            if not same and read.sha256_bytes(read.read_bytes(file, job.root)) != sha:
                 todo.append(index)
                 continue
         except InputError:
             todo.append(index)  # the scan reports why
             continue
         skipped = FileReport(name, sha, FileStatus.SKIPPED, context=context,
-                             size=found.st_size, mtime_ns=found.st_mtime_ns)  # fmt: skip
+                             size=file.size, mtime_ns=file.mtime_ns)  # fmt: skip
         results[index] = ScanResult(skipped)
     return results, todo
 

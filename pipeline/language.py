@@ -50,6 +50,18 @@ _FUNCTION_WORDS = {
         "essa", "esse", "pode", "você", "seu", "sua", "do", "da", "dos", "das",
     }),
 }  # fmt: skip
+
+
+def _languages_of(lists: dict[str, frozenset[str]]) -> dict[str, tuple[str, ...]]:
+    """Each function word and the languages whose list holds it: one lookup per word."""
+    found: dict[str, tuple[str, ...]] = {}
+    for lang, words in lists.items():
+        for word in words:
+            found[word] = (*found.get(word, ()), lang)
+    return found
+
+
+_LANGUAGES_OF = _languages_of(_FUNCTION_WORDS)
 # A language is settled by its function words when they are this share of the words and
 # at least twice as many as any other language's.
 _MIN_SHARE = 0.2
@@ -66,7 +78,25 @@ def detect_language(text: str, declared: str | None = None) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _detect(text: str) -> str:  # noqa: PLR0911 - one early answer per script or test
+def _detect(text: str) -> str:
+    quick = quick_language(text)
+    if quick is not None:
+        return quick
+    try:
+        best = detect_langs(text)[0]
+    except LangDetectException:
+        return UNDETERMINED
+    if best.prob < _MIN_PROBABILITY:
+        return UNDETERMINED
+    code: str = best.lang
+    return code.split("-", maxsplit=1)[0]
+
+
+def quick_language(text: str) -> str | None:  # noqa: PLR0911 - one early answer per test
+    """The language TEXT's script or function words settle, without the statistical model.
+
+    `und` when the text is too short to tell; None when only the model can say.
+    """
     if _HANGUL.search(text):
         return "ko"
     if _KANA.search(text):
@@ -76,25 +106,15 @@ def _detect(text: str) -> str:  # noqa: PLR0911 - one early answer per script or
     words = _WORD.findall(text.lower().replace("\u2019", "'"))
     if not words:
         return UNDETERMINED
-    scores = sorted(
-        (
-            (sum(w in vocabulary for w in words), lang)
-            for lang, vocabulary in _FUNCTION_WORDS.items()
-        ),
-        reverse=True,
-    )
-    (best, lang), (second, _) = scores[0], scores[1]
+    counts = dict.fromkeys(_FUNCTION_WORDS, 0)
+    for word in words:
+        for language in _LANGUAGES_OF.get(word, ()):
+            counts[language] += 1
+    (best, lang), (second, _) = sorted(((n, code) for code, n in counts.items()), reverse=True)[:2]
     # Rulings as short as "Yes." are English; one or two words are too few for the others.
     short = len(words) < _FEW_WORDS and lang != "en"
     if best / len(words) >= _MIN_SHARE and best >= 2 * second and not short:
         return lang
     if sum(len(word) for word in words) < _MIN_LETTERS_FOR_MODEL:
         return UNDETERMINED  # too short for a statistical guess
-    try:
-        best = detect_langs(text)[0]
-    except LangDetectException:
-        return UNDETERMINED
-    if best.prob < _MIN_PROBABILITY:
-        return UNDETERMINED
-    code: str = best.lang
-    return code.split("-", maxsplit=1)[0]
+    return None

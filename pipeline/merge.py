@@ -31,6 +31,10 @@ _FIELDS = [
     n for n in SIGHTINGS.names if n not in {"run", "text_hash", "symbol_gap", "repaired_from"}
 ]
 _FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
+# Raw text -> (clean text, its hash, whether it shows a stripped-symbol gap), kept for the
+# life of the process: the same rulings recur across the batches a worker is given.
+_TEXTS: dict[str, tuple[str, str, bool]] = {}
+_TEXTS_LIMIT = 50_000
 
 
 def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
@@ -44,13 +48,17 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     rows = [get(s) for s in ordered]
     values = list(zip(*rows, strict=True)) if rows else [() for _ in _FIELDS]
     columns: dict[str, list[Any]] = {name: list(v) for name, v in zip(_FIELDS, values, strict=True)}
-    distinct = dict.fromkeys(columns["text"])
-    cleaned = {raw: clean(raw) for raw in distinct}
-    gaps = {raw: has_symbol_gap(raw) for raw in distinct}
-    hashed = {text: hash_clean(text) for text in dict.fromkeys(cleaned.values())}
-    columns["symbol_gap"] = [gaps[raw] for raw in columns["text"]]
-    columns["text"] = [cleaned[raw] for raw in columns["text"]]
-    columns["text_hash"] = [hashed[text] for text in columns["text"]]
+    known = _TEXTS
+    if len(known) > _TEXTS_LIMIT:
+        known.clear()
+    for raw in dict.fromkeys(columns["text"]):
+        if raw not in known:
+            cleaned = clean(raw)
+            known[raw] = (cleaned, hash_clean(cleaned), has_symbol_gap(raw))
+    texts = [known[raw] for raw in columns["text"]]
+    columns["text"] = [text for text, _, _ in texts]
+    columns["text_hash"] = [text_hash for _, text_hash, _ in texts]
+    columns["symbol_gap"] = [gap for _, _, gap in texts]
     columns["repaired_from"] = [None] * len(ordered)
     columns["run"] = [run] * len(ordered)
     return pa.table(columns, schema=_BATCH)

@@ -10,6 +10,8 @@ _QUOTES = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
 })  # fmt: skip
+# str.translate looks every character up in a dict: only texts holding one of these pay that.
+_CURLY = re.compile("[" + "".join(map(chr, _QUOTES)) + "]")
 _INVISIBLE = str.maketrans({"\u200b": None, "\ufeff": None})
 _SPACE = re.compile(r"\s+")
 SYMBOL_PATTERN = r"\{[^{}\s]{1,8}\}"
@@ -44,7 +46,7 @@ def clean(text: str) -> str:
 
 def fold(text: str) -> str:
     """The form that is hashed: clean text with curly quotes and apostrophes straightened."""
-    return clean(unicodedata.normalize("NFC", text).translate(_QUOTES))
+    return clean(_straight(unicodedata.normalize("NFC", text)))
 
 
 def text_hash(text: str) -> str:
@@ -54,7 +56,13 @@ def text_hash(text: str) -> str:
 
 def hash_clean(cleaned: str) -> str:
     """text_hash() of a text that clean() already gave: the hot path skips cleaning twice."""
-    return hashlib.sha256(cleaned.translate(_QUOTES).encode("utf-8")).hexdigest()
+    return hashlib.sha256(_straight(cleaned).encode("utf-8")).hexdigest()
+
+
+def _straight(text: str) -> str:
+    if text.isascii() or _CURLY.search(text) is None:
+        return text
+    return text.translate(_QUOTES)
 
 
 def has_symbols(text: str) -> bool:

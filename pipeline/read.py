@@ -10,10 +10,14 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from pipeline.errors import InputError, UsageError
 from pipeline.models import DateOrder, RawDocument, SourceHints
 from pipeline.parsers._json import is_json
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 MANIFEST_NAME = "manifest.csv"
 MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_order"})
@@ -33,11 +37,18 @@ _BOMS = (
 
 @dataclass(frozen=True, slots=True)
 class InputFile:
-    """A raw file to ingest: where it is and the name it is stored under."""
+    """A raw file to ingest: where it is, the name it is stored under, its size and mtime.
 
-    path: Path
+    Size and modification time are read when the file is found (None if it could not be
+    stat-ed: reading it reports why). They are taken before the bytes are read, so a file
+    that changes in between is recorded with the older figures and hashed next time.
+    """
+
+    path: str
     name: str
     link: bool = False  # a symbolic link: where it leads is checked before reading
+    size: int | None = None
+    mtime_ns: int | None = None
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -58,23 +69,46 @@ def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[
             msg = f"{given}: no such file or folder"
             raise UsageError(msg)
         if not given.is_dir():
-            found.append((given.parent, [InputFile(given, given.name, given.is_symlink())]))
+            size, mtime_ns = _size_and_mtime(given)
+            file = InputFile(str(given), given.name, given.is_symlink(), size, mtime_ns)
+            found.append((given.parent, [file]))
             continue
-        inputs = []
-        for folder, dirs, names in os.walk(given):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            base = Path(folder)
-            prefix = os.path.relpath(folder, given).replace(os.sep, "/")
-            for name in names:
-                if name.startswith(".") or name in _IGNORED_NAMES:
-                    continue
-                path = base / name
-                if skip is not None and name == skip.name and path.resolve() == skip:
-                    continue
-                relative = name if prefix == "." else f"{prefix}/{name}"
-                inputs.append(InputFile(path, relative, path.is_symlink()))
+        inputs = list(_walk(str(given), "", skip))
         found.append((given, sorted(inputs, key=lambda f: f.name)))
     return found
+
+
+def _walk(folder: str, prefix: str, skip: Path | None) -> Iterator[InputFile]:
+    """The files under FOLDER, named PREFIX + their path below it; links to folders ignored."""
+    with os.scandir(folder) as entries:
+        listed = list(entries)
+    for entry in listed:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        link = entry.is_symlink()
+        if entry.is_dir():
+            if not link:
+                yield from _walk(entry.path, f"{prefix}{name}/", skip)
+            continue
+        if name in _IGNORED_NAMES:
+            continue
+        if skip is not None and name == skip.name and Path(entry.path).resolve() == skip:
+            continue
+        try:
+            stat = entry.stat()
+        except OSError:
+            yield InputFile(entry.path, prefix + name, link)
+            continue
+        yield InputFile(entry.path, prefix + name, link, stat.st_size, stat.st_mtime_ns)
+
+
+def _size_and_mtime(path: Path) -> tuple[int | None, int | None]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None, None
+    return stat.st_size, stat.st_mtime_ns
 
 
 def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, str]]]:
@@ -122,22 +156,15 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
     return hints, problems
 
 
-def stat(file: InputFile) -> os.stat_result:
-    """The file's size and times (of where a link leads); InputError if it is gone."""
-    try:
-        return file.path.stat()
-    except OSError as exc:
-        raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
-
-
 def read_bytes(file: InputFile, root: Path) -> bytes:
     """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read."""
     if _CONTROL_NAME.search(file.name):
         raise InputError(repr(file.name), "the file name holds a line break or control character")
     try:
-        if file.link and not file.path.resolve().is_relative_to(root.resolve()):
+        if file.link and not Path(file.path).resolve().is_relative_to(root.resolve()):
             raise InputError(file.name, "the file (or a link to it) lies outside the raw root")
-        return file.path.read_bytes()
+        with open(file.path, "rb") as handle:  # noqa: PTH123 - the path is a str from scandir
+            return handle.read()
     except OSError as exc:
         raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -44,15 +45,13 @@ class ScanJob:
     @property
     def context(self) -> str:
         """What besides the bytes decides the rows: a changed hint means a re-read."""
-        order = self.hints.date_order or self.date_order
-        return json.dumps(
-            {
-                "card": self.hints.card,
-                "source": self.hints.source,
-                "date_order": order and order.value,
-            },
-            sort_keys=True,
-        )
+        return _context(self.hints, self.hints.date_order or self.date_order)
+
+
+@lru_cache(maxsize=1024)
+def _context(hints: SourceHints, order: DateOrder | None) -> str:
+    fields = {"card": hints.card, "source": hints.source, "date_order": order and order.value}
+    return json.dumps(fields, sort_keys=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +111,6 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
     name, context, sha = job.file.name, job.context, None
     found: list[list[Sighting] | pa.Table] = []
     try:
-        stat = read.stat(job.file)
         data = read.read_bytes(job.file, job.root)
         sha = read.sha256_bytes(data)
         doc = read.to_document(name, data, job.hints)
@@ -144,7 +142,7 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
         rules=extraction.kinds[Kind.RULE],
         warnings=(*doc.warnings, *extraction.warnings),
         context=context,
-        size=stat.st_size,
-        mtime_ns=stat.st_mtime_ns,
+        size=job.file.size,
+        mtime_ns=job.file.mtime_ns,
     )
     return ScanResult(report, ambiguous=extraction.ambiguous), found

@@ -155,7 +155,7 @@ def test_file_stage_never_raises(
     """Any bytes at all: the file stage stores or rejects them, and raises nothing."""
     root = tmp_path_factory.mktemp("fuzz")
     (root / name).write_bytes(data)
-    job = ScanJob(root, InputFile(root / name, name), SourceHints(), None, None, 1)
+    job = ScanJob(root, InputFile(str(root / name), name), SourceHints(), None, None, 1)
     [result] = scan_batch([job]).results
     assert result.report.status in {FileStatus.STORED, FileStatus.REJECTED}
     if result.report.status is FileStatus.REJECTED:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import io
 import itertools
+from functools import lru_cache
 from typing import Any
 
 import ijson
@@ -25,11 +26,12 @@ def stream(data: bytes) -> io.BytesIO:
     return io.BytesIO(data.removeprefix(codecs.BOM_UTF8))
 
 
+@lru_cache(maxsize=1)  # detection and parsing ask about the same document in turn
 def top_level(data: bytes) -> tuple[str, dict[str, Any]]:
     """Peek at the start of a JSON document without reading it all.
 
     Returns ('map', {first top-level keys: scalar values or None}) or
-    ('array', {keys and scalar values of its first item}).
+    ('array', {keys and scalar values of its first item}). Callers must not change the dict.
     """
     kind = ""
     seen: dict[str, Any] = {}
