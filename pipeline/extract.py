@@ -15,7 +15,6 @@ from pipeline.models import (
     Kind,
     Layout,
     ParsedDocument,
-    ParsedRuling,
     RawDocument,
     Sighting,
 )
@@ -71,6 +70,7 @@ def extract(
     card, printed_name, origin = _card(doc, parsed)
     result = Extraction(iter(()), ambiguous, warnings)
     limit = (today or dt.datetime.now(tz=dt.UTC).date()) + _FUTURE_SLACK
+    path = doc.path
 
     def rows() -> Iterator[Sighting]:
         for ruling in parsed.rulings:
@@ -86,42 +86,28 @@ def extract(
                 warnings.append(f"date {token.printed!r} is in the future; kept")
             row_card, row_origin = (ruling.card, CardOrigin.DATA) if ruling.card else (card, origin)
             result.kinds[ruling.kind] += 1
-            yield _sighting(doc, parsed, ruling, effective, token, ambiguous=ambiguous,
-                            card=(row_card, ruling.card or printed_name, row_origin))  # fmt: skip
+            yield Sighting(
+                source_path=path,
+                source_sha256=doc.sha256,
+                source=doc.hints.source or ruling.source or parsed.source or path,
+                layout=parsed.layout,
+                position=ruling.position,
+                date_printed=ruling.date_printed,
+                text=ruling.text,
+                card=row_card,
+                card_printed=ruling.card or printed_name,
+                card_origin=row_origin,
+                effective_date=effective,
+                kind=ruling.kind,
+                date_ambiguous=ambiguous and token is not None and effective is None,
+                lang=ruling.lang,
+                oracle_id=ruling.oracle_id,
+                rule_id=ruling.rule_id,
+                fetched_at=doc.hints.fetched_at,
+            )
 
     result.sightings = rows()
     return result
-
-
-def _sighting(
-    doc: RawDocument,
-    parsed: ParsedDocument,
-    ruling: ParsedRuling,
-    effective: dt.date | None,
-    token: PrintedDate | None,
-    *,
-    ambiguous: bool,
-    card: tuple[str | None, str | None, CardOrigin | None],
-) -> Sighting:
-    return Sighting(
-        source_path=doc.path,
-        source_sha256=doc.sha256,
-        source=doc.hints.source or ruling.source or parsed.source or doc.path,
-        layout=parsed.layout,
-        position=ruling.position,
-        date_printed=ruling.date_printed,
-        text=ruling.text,
-        card=card[0],
-        card_printed=card[1],
-        card_origin=card[2],
-        effective_date=effective,
-        kind=ruling.kind,
-        date_ambiguous=ambiguous and token is not None and effective is None,
-        lang=ruling.lang,
-        oracle_id=ruling.oracle_id,
-        rule_id=ruling.rule_id,
-        fetched_at=doc.hints.fetched_at,
-    )
 
 
 def _document_order(

@@ -9,13 +9,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.language import detect_language
+from pipeline.models import Sighting
 from pipeline.normalize import SYMBOL_PATTERN, clean, has_symbol_gap, hash_clean
 from pipeline.schema import RULINGS, SIGHTINGS, in_memory, make_schema
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from pipeline.models import Sighting
 
 KEY = ["text_hash", "card", "effective_date"]
 # Nulls (unknown card, undated) sort last.
@@ -26,10 +25,7 @@ MERGED = [name for name in RULINGS.names if name != "current"]
 _MERGED_SCHEMA = pa.schema([in_memory(RULINGS).field(name) for name in MERGED])
 # Sightings in flight: `lang` stays null until assign_languages() fills it.
 _BATCH = SIGHTINGS.set(SIGHTINGS.get_field_index("lang"), pa.field("lang", pa.string()))
-# The columns a Sighting record carries as they are; the rest sightings_table() computes.
-_FIELDS = [
-    n for n in SIGHTINGS.names if n not in {"run", "text_hash", "symbol_gap", "repaired_from"}
-]
+_BY_FILE_AND_POSITION = operator.attrgetter("source_path", "position")
 _FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
 # Raw text -> (clean text, its hash, whether it shows a stripped-symbol gap), kept for the
 # life of the process: the same rulings recur across the batches a worker is given.
@@ -43,11 +39,9 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     Texts are cleaned, hashed and checked for stripped-symbol gaps once per distinct text:
     the same rulings recur across cards and files.
     """
-    ordered = sorted(sightings, key=lambda s: (s.source_path, s.position))
-    get = operator.attrgetter(*_FIELDS)
-    rows = [get(s) for s in ordered]
-    values = list(zip(*rows, strict=True)) if rows else [() for _ in _FIELDS]
-    columns: dict[str, list[Any]] = {name: list(v) for name, v in zip(_FIELDS, values, strict=True)}
+    ordered = sorted(sightings, key=_BY_FILE_AND_POSITION)
+    values = zip(*ordered, strict=True) if ordered else [() for _ in Sighting._fields]
+    columns: dict[str, Any] = dict(zip(Sighting._fields, values, strict=True))
     known = _TEXTS
     if len(known) > _TEXTS_LIMIT:
         known.clear()

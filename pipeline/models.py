@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -81,13 +81,14 @@ class RawDocument:
     data: bytes = b""
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedRuling:
+class ParsedRuling(NamedTuple):
     """One ruling or rule as a parser found it, before normalisation.
 
     The optional fields are for sources that say more than a text dump: the card of each
     ruling (a file of many cards), its oracle id, a rule number, the language the source
-    declares, and a finer source name (Scryfall's wotc / scryfall).
+    declares, and a finer source name (Scryfall's wotc / scryfall). A named tuple, as
+    `Sighting`: there is one per ruling read, and tuples are built several times faster
+    than frozen dataclasses.
     """
 
     position: int
@@ -119,8 +120,7 @@ class ParsedDocument:
     may_be_empty: bool = False  # a card page with no rulings is a page, not an error
 
 
-@dataclass(frozen=True, slots=True)
-class Sighting:
+class Sighting(NamedTuple):
     """One ruling read from one document, before its text is cleaned and hashed.
 
     `text` is the paragraph as the parser found it; sightings_table() cleans and hashes

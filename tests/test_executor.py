@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
@@ -32,6 +33,13 @@ def corpus(raw_copy: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _many_files(raw_copy, 40)
     monkeypatch.setattr(executor, "BATCH_FILES", 8)
     return raw_copy
+
+
+def test_ingest_leaves_the_garbage_collector_as_it_was(corpus: Path, tmp_path: Path) -> None:
+    """A notebook that calls ingest() gets its collector settings back, nothing frozen."""
+    before = gc.get_threshold(), gc.get_freeze_count()
+    ingest([corpus], out=tmp_path / "out", workers=2)
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
 
 
 def test_pool_matches_one_process(corpus: Path, tmp_path: Path) -> None:

@@ -133,6 +133,23 @@ def test_discover_names_files_relative_to_root(tmp_path: Path) -> None:
     assert (root, [f.name for f in files]) == (tmp_path / "sub", ["a.txt"])
 
 
+def test_discover_records_size_and_mtime_and_skips_folder_links(tmp_path: Path) -> None:
+    """Each file's size and mtime come from the walk; links to folders are not followed."""
+    raw = tmp_path / "raw"
+    (raw / "deep" / "er").mkdir(parents=True)
+    (raw / "deep" / "er" / "a.txt").write_text("abc", encoding="utf-8")
+    (raw / ".git").mkdir()
+    (raw / ".git" / "b.txt").write_text("hidden", encoding="utf-8")
+    (raw / "loop").symlink_to(raw, target_is_directory=True)
+    (raw / "link.txt").symlink_to(raw / "deep" / "er" / "a.txt")
+    [(_, files)] = discover([raw], None)
+    assert [(f.name, f.link, f.size) for f in files] == [
+        ("deep/er/a.txt", False, 3),
+        ("link.txt", True, 3),
+    ]
+    assert files[0].mtime_ns == (raw / "deep" / "er" / "a.txt").stat().st_mtime_ns
+
+
 def test_discover_rejects_a_missing_path(tmp_path: Path) -> None:
     """A PATH that does not exist is a usage error naming it."""
     with pytest.raises(UsageError, match="nope: no such file or folder"):
