@@ -11,17 +11,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.diff import Change, ChangeType, Version, compare, group_id
-from pipeline.merge import lookup, strings
+from pipeline.keys import codes
+from pipeline.merge import KEY, lookup
 from pipeline.schema import CHANGES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-_NULL = "\x00"  # stands for a null card or date in composite keys, so nulls compare equal
-_SEP = "\x1f"
+_NULL = "\x00"  # sorts a null card first, as the changelog lists it
 # Rows of changes.parquet: by card (unknown last), source, change type, rule, date, text.
 # Typed Any: the stubs do not know pyarrow's per-key null placement.
 _FIRST_KEYS = ["card", "source", "text_hash", "effective_date", "rule_id"]
+SNAPSHOT = ["card", "source"]
+_VERSION_COLUMNS = ["run", "card", "source", "text_hash", "effective_date", "text", "rule_id"]
 _CHANGES_ORDER: Any = [
     ("card", "ascending", "at_end"),
     ("source", "ascending", "at_end"),
@@ -32,23 +34,6 @@ _CHANGES_ORDER: Any = [
 ]
 
 
-def _joined(table: pa.Table, names: list[str]) -> Any:  # noqa: ANN401 - the stubs lag pyarrow
-    parts: list[Any] = [pc.cast(table[name], pa.string()) for name in names]
-    return pc.binary_join_element_wise(
-        *parts, _SEP, null_handling="replace", null_replacement=_NULL
-    )
-
-
-def snapshot_key(table: pa.Table) -> Any:  # noqa: ANN401
-    """One string per row naming its (card, source) snapshot."""
-    return _joined(table, ["card", "source"])
-
-
-def ruling_key(table: pa.Table) -> Any:  # noqa: ANN401
-    """One string per row naming its ruling key (text_hash, card, effective_date)."""
-    return _joined(table, ["text_hash", "card", "effective_date"])
-
-
 def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     """Compare each (card, source) a run read with the last snapshot of it before the run.
 
@@ -57,19 +42,23 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     a card absent from a run is not removed. A (card, source) never read before is all
     first sightings, built column-wise without comparing anything.
     """
-    keys = snapshot_key(new)
-    earlier = before.filter(pc.is_in(snapshot_key(before), value_set=pc.unique(keys)))
-    earlier = earlier.append_column("_snap", snapshot_key(earlier))
-    known = pc.is_in(keys, value_set=pc.unique(earlier["_snap"]))
-    latest = earlier.group_by("_snap").aggregate([("run", "max")])
+    before_snaps, new_snaps = codes([before, new], SNAPSHOT)
+    wanted = pc.is_in(before_snaps, value_set=pc.unique(new_snaps))
+    earlier = before.select(_VERSION_COLUMNS).filter(wanted)
+    earlier = earlier.append_column("_snap", before_snaps.filter(wanted))
+    known = pc.is_in(new_snaps, value_set=pc.unique(earlier["_snap"]))
+    latest = earlier.group_by("_snap", use_threads=False).aggregate([("run", "max")])
     last_run = dict(zip(latest["_snap"].to_pylist(), latest["run_max"].to_pylist(), strict=True))
     old = _versions(earlier, lambda snap, run: run == last_run[snap])
-    fresh = _versions(new.append_column("_snap", keys).filter(known), lambda _snap, _run: True)
+    fresh = _versions(
+        new.select(_VERSION_COLUMNS).append_column("_snap", new_snaps).filter(known),
+        lambda _snap, _run: True,
+    )
     changes: list[Change] = []
-    for snap, (card, source, versions) in sorted(fresh.items()):
+    for snap, (card, source, versions) in sorted(fresh.items(), key=_by_card_and_source):
         changes += compare(old[snap][2], versions, card=card, source=source)
     compared = changes_table(changes, run)
-    first = _first_sightings(new.select(_FIRST_KEYS).filter(pc.invert(known)), run)
+    first = _first_sightings(new, pc.invert(known), run)
     table = pa.concat_tables([compared, first])
     rank = lookup(table["change"], {t.value: f"{n}" for n, t in enumerate(ChangeType)})
     order = pc.sort_indices(
@@ -82,12 +71,17 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     return table.take(order)
 
 
-def _versions(
-    table: pa.Table, keep: Callable[[str, int], bool]
-) -> dict[str, tuple[str | None, str, list[Version]]]:
-    out: dict[str, tuple[str | None, str, list[Version]]] = {}
-    columns = ["_snap", "run", "card", "source", "text_hash", "effective_date", "text", "rule_id"]
-    for row in table.select(columns).to_pylist():
+Snapshot = tuple[str | None, str, list[Version]]
+
+
+def _by_card_and_source(item: tuple[int, Snapshot]) -> tuple[str, str]:
+    card, source, _ = item[1]
+    return (_NULL if card is None else card, source)
+
+
+def _versions(table: pa.Table, keep: Callable[[int, int], bool]) -> dict[int, Snapshot]:
+    out: dict[int, Snapshot] = {}
+    for row in table.to_pylist():
         if not keep(row["_snap"], row["run"]):
             continue
         entry = out.setdefault(row["_snap"], (row["card"], row["source"], []))
@@ -123,28 +117,31 @@ def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=CHANGES)
 
 
-def _first_sightings(new: pa.Table, run: int) -> pa.Table:
+def _first_sightings(new: pa.Table, unknown: Any, run: int) -> pa.Table:  # noqa: ANN401
     """Changes rows for (card, source) snapshots read for the first time: all added.
 
-    Their texts are not repeated here (a first ingest would store every text twice):
-    `new_text` is null and the text is the ruling's, by `new_text_hash`.
+    UNKNOWN marks NEW's rows of such snapshots. Their texts are not repeated here (a first
+    ingest would store every text twice): `new_text` is null and the text is the ruling's,
+    by `new_text_hash`.
     """
-    distinct = new.group_by(_FIRST_KEYS, use_threads=False).aggregate([])
+    [keys] = codes([new], _FIRST_KEYS)
+    rows = pa.table({"_key": keys, "_row": pa.array(range(new.num_rows), pa.int64())})
+    firsts = rows.filter(unknown).group_by("_key", use_threads=False).aggregate([("_row", "min")])
+    distinct = new.select(_FIRST_KEYS).take(firsts["_row_min"])
     # An addition's group depends on its text and rule number only: one id per distinct pair.
-    pairs = _joined(distinct, ["text_hash", "rule_id"])
-    ids = {}
-    for pair in strings(pc.unique(pairs)):
-        text_hash, rule_id = pair.split(_SEP)
-        side = (text_hash, None, None if rule_id == _NULL else rule_id)
-        ids[pair] = group_id(ChangeType.ADDED, None, side)
-    groups = lookup(pairs, ids)
+    [pairs] = codes([distinct], ["text_hash", "rule_id"])
+    rows = pa.table({"_pair": pairs, "_row": pa.array(range(len(pairs)), pa.int64())})
+    firsts = rows.group_by("_pair", use_threads=False).aggregate([("_row", "min")])
+    sides = distinct.select(["text_hash", "rule_id"]).take(firsts["_row_min"]).to_pylist()
+    ids = [group_id(ChangeType.ADDED, None, (s["text_hash"], None, s["rule_id"])) for s in sides]
+    groups = pc.take(pa.array(ids, pa.string()), pc.index_in(pairs, value_set=firsts["_pair"]))
     count = distinct.num_rows
     nothing = pa.nulls(count, pa.string())
     columns: dict[str, Any] = {
-        "run": pa.array([run] * count, pa.int64()),
+        "run": pa.repeat(pa.scalar(run, pa.int64()), count),
         "card": distinct["card"],
         "source": distinct["source"],
-        "change": pa.array([ChangeType.ADDED.value] * count, pa.string()),
+        "change": pa.repeat(pa.scalar(ChangeType.ADDED.value), count),
         "old_text_hash": nothing,
         "new_text_hash": distinct["text_hash"],
         "old_date": pa.nulls(count, pa.date32()),
@@ -152,9 +149,9 @@ def _first_sightings(new: pa.Table, run: int) -> pa.Table:
         "old_rule_id": nothing,
         "new_rule_id": distinct["rule_id"],
         "similarity": pa.nulls(count, pa.float64()),
-        "rule_change": pa.array([False] * count),
-        "silent": pa.array([False] * count),
-        "first_seen": pa.array([True] * count),
+        "rule_change": pa.repeat(pa.scalar(value=False), count),
+        "silent": pa.repeat(pa.scalar(value=False), count),
+        "first_seen": pa.repeat(pa.scalar(value=True), count),
         "group": groups,
         "old_text": nothing,
         "new_text": nothing,
@@ -164,12 +161,13 @@ def _first_sightings(new: pa.Table, run: int) -> pa.Table:
 
 def with_current(rulings: pa.Table, sightings: pa.Table) -> pa.Table:
     """Add `current`: the ruling is in the latest snapshot of a (card, source) that read it."""
-    slim = sightings.select(["run", "card", "source", "text_hash", "effective_date"])
-    snaps = snapshot_key(slim)
-    latest = slim.append_column("_snap", snaps).group_by("_snap").aggregate([("run", "max")])
+    [snaps] = codes([sightings], SNAPSHOT)
+    runs = sightings.select(["run"]).append_column("_snap", snaps)
+    latest = runs.group_by("_snap", use_threads=False).aggregate([("run", "max")])
     wanted = pc.take(latest["run_max"], pc.index_in(snaps, value_set=latest["_snap"]))
-    in_latest = slim.filter(pc.equal(slim["run"], wanted))
-    flags = pc.is_in(ruling_key(rulings), value_set=pc.unique(ruling_key(in_latest)))
+    ruling_codes, sighting_codes = codes([rulings, sightings], KEY)
+    in_latest = sighting_codes.filter(pc.equal(sightings["run"], wanted))
+    flags = pc.is_in(ruling_codes, value_set=pc.unique(in_latest))
     return rulings.append_column("current", flags)
 
 

@@ -26,7 +26,7 @@ from pipeline.merge import (
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.repair import repair
 from pipeline.scan import ScanJob, ScanResult
-from pipeline.schema import FILES, RULINGS, RUNS, SIGHTINGS, in_memory
+from pipeline.schema import FILES, RULINGS, RUNS, in_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -152,7 +152,7 @@ def ingest(
             if written:
                 tables["files"] = pa.concat_tables([files_table, _file_rows(written, run)])
             if new.num_rows:
-                stored = new.drop_columns([RULING_TEXT]).cast(in_memory(SIGHTINGS))
+                stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
                 tables.update(_history_tables(out, stored, merged, run))
             commit.commit(out, tables)
     return report

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.keys import codes
 from pipeline.language import detect_language
 from pipeline.models import Sighting
 from pipeline.normalize import SYMBOL_PATTERN, clean, has_symbol_gap, hash_clean
@@ -22,11 +23,12 @@ RULINGS_ORDER = [(name, "ascending", "at_end") for name in ("card", "effective_d
 RULING_TEXT = "ruling_text"
 # The rulings columns merge_rulings() builds; `current` is added from the snapshots.
 MERGED = [name for name in RULINGS.names if name != "current"]
-_MERGED_SCHEMA = pa.schema([in_memory(RULINGS).field(name) for name in MERGED])
+_MERGED_SCHEMA = pa.schema([in_memory("rulings").field(name) for name in MERGED])
 # Sightings in flight: `lang` stays null until assign_languages() fills it.
 _BATCH = SIGHTINGS.set(SIGHTINGS.get_field_index("lang"), pa.field("lang", pa.string()))
 _BY_FILE_AND_POSITION = operator.attrgetter("source_path", "position")
 _FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
+_COUNTERS = ["first_run", "last_run", "sightings"]
 # Raw text -> (clean text, its hash, whether it shows a stripped-symbol gap), kept for the
 # life of the process: the same rulings recur across the batches a worker is given.
 _TEXTS: dict[str, tuple[str, str, bool]] = {}
@@ -122,35 +124,28 @@ def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
         .set_column(len(KEY) + _FIRST.index("text"), "text", sightings[RULING_TEXT])
         .append_column("first_run", sightings["run"])
         .append_column("last_run", sightings["run"])
-        .append_column("sightings", pa.array([1] * sightings.num_rows, pa.int64()))
+        .append_column("sightings", pa.repeat(pa.scalar(1, pa.int64()), sightings.num_rows))
     )
     combined = pa.concat_tables(
         [existing.select(MERGED).cast(_MERGED_SCHEMA), fresh.select(MERGED).cast(_MERGED_SCHEMA)]
     )
-    # Group the keys and counters only; the descriptive columns (the long texts among them)
-    # are taken once, from each key's first row.
-    counters = combined.select([*KEY, "first_run", "last_run", "sightings"]).append_column(
-        "_row", pa.array(range(combined.num_rows), pa.int64())
-    )
-    grouped = counters.group_by(KEY, use_threads=False).aggregate(
+    # Group integer codes of the keys, with the counters; every column is then gathered
+    # once, from each key's first row, in the rulings' order.
+    [key_codes] = codes([combined], KEY)
+    counters = combined.select(_COUNTERS).append_column("_key", key_codes)
+    counters = counters.append_column("_row", pa.array(range(combined.num_rows), pa.int64()))
+    grouped = counters.group_by("_key", use_threads=False).aggregate(
         [("_row", "min"), ("first_run", "min"), ("last_run", "max"), ("sightings", "sum")]
     )
-    described = combined.select(_FIRST).take(grouped["_row_min"])
-    merged = grouped.drop_columns(["_row_min"])
-    merged = merged.rename_columns([_strip_suffix(n) for n in merged.column_names])
-    for name in _FIRST:
-        merged = merged.append_column(name, described[name])
-    ordered = merged.select(MERGED).cast(_MERGED_SCHEMA)
+    firsts = grouped["_row_min"]
+    keys = combined.select(KEY).take(firsts)
     # The stubs lag pyarrow: they do not know the per-key null placement.
-    order = pc.sort_indices(ordered, sort_keys=RULINGS_ORDER)  # type: ignore[arg-type]
-    return ordered.take(order)
-
-
-def _strip_suffix(name: str) -> str:
-    for suffix in ("_first", "_min", "_max", "_sum"):
-        if name.endswith(suffix):
-            return name.removesuffix(suffix)
-    return name
+    order = pc.sort_indices(keys, sort_keys=RULINGS_ORDER)  # type: ignore[arg-type]
+    merged = combined.take(pc.take(firsts, order))
+    totals = ("first_run_min", "last_run_max", "sightings_sum")
+    for name, total in zip(_COUNTERS, totals, strict=True):
+        merged = replace_column(merged, name, pc.take(grouped[total], order))
+    return merged
 
 
 def texts_with_symbols(rulings: pa.Table) -> list[str]:

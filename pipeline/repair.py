@@ -18,6 +18,7 @@ from pipeline.merge import (
     strings,
 )
 from pipeline.normalize import SYMBOL_PATTERN, hash_clean, skeleton, text_hash
+from pipeline.schema import make_schema
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -69,7 +70,7 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     places = table.select(["text_hash", "source_path", "position"])
     doubtful = places.filter(
         pc.is_in(places["text_hash"], value_set=pa.array(list(unsure), pa.string()))
-    )
+    ).cast(make_schema([places.field(0), pa.field("source_path", pa.string()), places.field(2)]))
     firsts = doubtful.group_by("text_hash", use_threads=False).aggregate(
         [("source_path", "first"), ("position", "first")]
     )

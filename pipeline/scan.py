@@ -20,6 +20,7 @@ from pipeline.extract import extract
 from pipeline.merge import replace_column, sightings_table
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
+from pipeline.schema import ENCODED_IN_MEMORY
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -98,8 +99,10 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
 
 
 def _compact(table: pa.Table) -> pa.Table:
-    """The batch as it travels back to the main process: texts dictionary-encoded."""
-    return replace_column(table, "text", pc.dictionary_encode(table["text"]))
+    """The batch as it travels back and is held: texts, paths, hashes… dictionary-encoded."""
+    for name in ENCODED_IN_MEMORY["sightings"]:
+        table = replace_column(table, name, pc.dictionary_encode(table[name]))
+    return table
 
 
 def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:

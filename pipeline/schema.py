@@ -158,14 +158,25 @@ MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2, 2: _
 
 
 # In memory, the long `text` columns are dictionary-encoded: the same rulings recur across
-# cards, files and runs, so a million rows hold far fewer distinct texts. On disk they are
-# plain strings (Parquet dictionary-encodes them by page itself).
+# cards, files and runs, so a million rows hold far fewer distinct texts. So are the
+# sightings' descriptive columns, which repeat per file (path, sha256) or take few values;
+# the key columns stay plain for the joins and sorts. On disk all are plain strings
+# (Parquet dictionary-encodes them by page itself).
 TEXT_IN_MEMORY = pa.dictionary(pa.int32(), pa.string())
+ENCODED_IN_MEMORY: dict[str, frozenset[str]] = {
+    "rulings": frozenset({"text"}),
+    "changes": frozenset(),
+    "sightings": frozenset({
+        "text", "source_path", "source_sha256", "fetched_at", "layout", "date_printed",
+        "card_printed", "card_origin", "kind", "oracle_id",
+    }),
+}  # fmt: skip
 
 
-def in_memory(schema: pa.Schema) -> pa.Schema:
-    """SCHEMA with its `text` column dictionary-encoded, as the stages hold it."""
-    if "text" not in schema.names:
-        return schema
-    field = schema.field("text")
-    return schema.set(schema.get_field_index("text"), field.with_type(TEXT_IN_MEMORY))
+def in_memory(name: str) -> pa.Schema:
+    """Table NAME's schema as the stages hold it: some string columns dictionary-encoded."""
+    schema = TABLES[name]
+    for column in ENCODED_IN_MEMORY.get(name, ()):
+        index = schema.get_field_index(column)
+        schema = schema.set(index, schema.field(index).with_type(TEXT_IN_MEMORY))
+    return schema

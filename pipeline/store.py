@@ -13,7 +13,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import LockBusyError, StoreError
-from pipeline.schema import MIGRATIONS, SCHEMA_VERSION, TABLES, VERSION_KEY, in_memory
+from pipeline.schema import (
+    ENCODED_IN_MEMORY,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    TABLES,
+    VERSION_KEY,
+    in_memory,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -49,17 +56,18 @@ def writer_lock(out: Path, wait: float = 0) -> Iterator[None]:
 def read_table(out: Path, name: str) -> pa.Table:
     """Read table NAME, migrated to the current schema; empty if the dataset lacks it.
 
-    Its `text` column, if any, comes dictionary-encoded (schema.in_memory).
+    Some string columns come dictionary-encoded (schema.in_memory).
     """
     schema = TABLES[name]
     path = path_of(out, name)
     if not path.exists():
-        return in_memory(schema).empty_table()
+        return in_memory(name).empty_table()
     try:
         # ParquetFile rather than read_table: the latter imports pyarrow.dataset (and pandas).
         handle = pq.ParquetFile(path)
-        if "text" in handle.schema_arrow.names:  # read the long texts dictionary-encoded
-            handle = pq.ParquetFile(path, read_dictionary=["text"])
+        encoded = [c for c in handle.schema_arrow.names if c in ENCODED_IN_MEMORY.get(name, ())]
+        if encoded:  # read straight into dictionaries, never as plain strings
+            handle = pq.ParquetFile(path, read_dictionary=encoded)
         table = handle.read()
     except (OSError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable Parquet file ({exc}); restore it from a backup"
@@ -68,7 +76,7 @@ def read_table(out: Path, name: str) -> pa.Table:
     for step in range(version, SCHEMA_VERSION):
         table = MIGRATIONS[step](name, table)
     try:
-        return table.select(schema.names).cast(in_memory(schema))
+        return table.select(schema.names).cast(in_memory(name))
     except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         msg = f"{path}: does not match schema version {version} ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
