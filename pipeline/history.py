@@ -24,14 +24,7 @@ _NULL = "\x00"  # sorts a null card first, as the changelog lists it
 _FIRST_KEYS = ["card", "source", "text_hash", "effective_date", "rule_id"]
 SNAPSHOT = ["card", "source"]
 _VERSION_COLUMNS = ["run", "card", "source", "text_hash", "effective_date", "text", "rule_id"]
-_CHANGES_ORDER: Any = [
-    ("card", "ascending", "at_end"),
-    ("source", "ascending", "at_end"),
-    ("_rank", "ascending", "at_end"),
-    ("_rule", "ascending", "at_start"),
-    ("_date", "ascending", "at_start"),
-    ("_hash", "ascending", "at_end"),
-]
+_NULLS_FIRST = frozenset({"_rule", "_date"})  # unnumbered and undated changes come first
 
 
 def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
@@ -57,18 +50,7 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     changes: list[Change] = []
     for snap, (card, source, versions) in sorted(fresh.items(), key=_by_card_and_source):
         changes += compare(old[snap][2], versions, card=card, source=source)
-    compared = changes_table(changes, run)
-    first = _first_sightings(new, pc.invert(known), run)
-    table = pa.concat_tables([compared, first])
-    rank = lookup(table["change"], {t.value: f"{n}" for n, t in enumerate(ChangeType)})
-    order = pc.sort_indices(
-        table.append_column("_rank", rank)
-        .append_column("_rule", pc.coalesce(table["new_rule_id"], table["old_rule_id"]))
-        .append_column("_date", pc.coalesce(table["new_date"], table["old_date"]))
-        .append_column("_hash", pc.coalesce(table["new_text_hash"], table["old_text_hash"])),
-        sort_keys=_CHANGES_ORDER,
-    )
-    return table.take(order)
+    return _in_order(changes_table(changes, run), new, _first_rows(new, pc.invert(known)), run)
 
 
 Snapshot = tuple[str | None, str, list[Version]]
@@ -117,46 +99,80 @@ def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=CHANGES)
 
 
-def _first_sightings(new: pa.Table, unknown: Any, run: int) -> pa.Table:  # noqa: ANN401
-    """Changes rows for (card, source) snapshots read for the first time: all added.
-
-    UNKNOWN marks NEW's rows of such snapshots. Their texts are not repeated here (a first
-    ingest would store every text twice): `new_text` is null and the text is the ruling's,
-    by `new_text_hash`.
-    """
+def _first_rows(new: pa.Table, unknown: Any) -> Any:  # noqa: ANN401 - Arrow in and out
+    """NEW's first row of each distinct first sighting, among the rows UNKNOWN marks."""
     [keys] = codes([new], _FIRST_KEYS)
     rows = pa.table({"_key": keys, "_row": pa.array(range(new.num_rows), pa.int64())})
     firsts = rows.filter(unknown).group_by("_key", use_threads=False).aggregate([("_row", "min")])
-    distinct = new.select(_FIRST_KEYS).take(firsts["_row_min"])
-    # An addition's group depends on its text and rule number only: one id per distinct pair.
-    [pairs] = codes([distinct], ["text_hash", "rule_id"])
-    rows = pa.table({"_pair": pairs, "_row": pa.array(range(len(pairs)), pa.int64())})
-    firsts = rows.group_by("_pair", use_threads=False).aggregate([("_row", "min")])
-    sides = distinct.select(["text_hash", "rule_id"]).take(firsts["_row_min"]).to_pylist()
+    return firsts["_row_min"]
+
+
+def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> pa.Table:  # noqa: ANN401
+    """The compared changes and NEW's FIRST_ROWS as additions, in changelog order.
+
+    Additions of snapshots read for the first time do not repeat their texts (a first
+    ingest would store every text twice): `new_text` is null and the text is the ruling's,
+    by `new_text_hash`. A first ingest makes as many of them as it reads rulings, so they
+    are sorted by integer codes and each column is gathered once, straight from NEW.
+    """
+    count, known = len(first_rows), compared.num_rows
+    rank = {t.value: n for n, t in enumerate(ChangeType)}
+    names = ["card", "source", "_rank", "_rule", "_date", "_hash"]
+    ours: list[Any] = [
+        compared["card"],
+        compared["source"],
+        lookup(compared["change"], rank, pa.int64()),
+        pc.coalesce(compared["new_rule_id"], compared["old_rule_id"]),
+        pc.coalesce(compared["new_date"], compared["old_date"]),
+        pc.coalesce(compared["new_text_hash"], compared["old_text_hash"]),
+    ]
+    added_rank = pa.repeat(pa.scalar(rank[ChangeType.ADDED], pa.int64()), new.num_rows)
+    theirs: list[Any] = [new["card"], new["source"], added_rank, new["rule_id"],
+                         new["effective_date"], new["text_hash"]]  # fmt: skip
+    keys = [pa.Table.from_arrays(columns, names=names) for columns in (ours, theirs)]
+    compared_codes, new_codes = codes(keys, names, nulls_first=_NULLS_FIRST)
+    both = pa.chunked_array([*compared_codes.chunks, *pc.take(new_codes, first_rows).chunks])
+    order: Any = pc.sort_indices(both).cast(pa.int64())
+    # ORDER points into the compared rows, then the additions; WHERE into compared, then NEW.
+    offset = pa.scalar(known, pa.int64())
+    nth_added = pc.if_else(pc.greater_equal(order, offset), pc.subtract(order, offset), None)
+    where = pc.coalesce(pc.add(pc.take(first_rows, nth_added), offset), order)
+
+    def gathered(name: str, from_new: Any) -> Any:  # noqa: ANN401
+        return pc.take(pa.chunked_array([*compared[name].chunks, *from_new.chunks]), where)
+
+    def constant(name: str, value: Any) -> Any:  # noqa: ANN401
+        kind = CHANGES.field(name).type
+        added_values = pa.repeat(pa.scalar(value, kind), count)
+        return pc.take(pa.chunked_array([*compared[name].chunks, added_values], kind), order)
+
+    columns = {name: constant(name, None) for name in CHANGES.names}
+    columns.update({
+        "card": gathered("card", new["card"]),
+        "source": gathered("source", new["source"]),
+        "new_text_hash": gathered("new_text_hash", new["text_hash"]),
+        "new_date": gathered("new_date", new["effective_date"]),
+        "new_rule_id": gathered("new_rule_id", new["rule_id"]),
+        "run": constant("run", run),
+        "change": constant("change", ChangeType.ADDED.value),
+        "rule_change": constant("rule_change", value=False),
+        "silent": constant("silent", value=False),
+        "first_seen": constant("first_seen", value=True),
+    })  # fmt: skip
+    groups = _addition_groups(new, first_rows)
+    columns["group"] = pc.take(pa.chunked_array([*compared["group"].chunks, groups]), order)
+    return pa.Table.from_pydict(columns, schema=CHANGES)
+
+
+def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow in and out
+    """The group of each addition at ROWS of NEW: one id per distinct (text, rule number)."""
+    [pairs] = codes([new], ["text_hash", "rule_id"])
+    pairs = pc.take(pairs, rows)
+    table = pa.table({"_pair": pairs, "_row": pc.take(pa.array(range(new.num_rows)), rows)})
+    firsts = table.group_by("_pair", use_threads=False).aggregate([("_row", "min")])
+    sides = new.select(["text_hash", "rule_id"]).take(firsts["_row_min"]).to_pylist()
     ids = [group_id(ChangeType.ADDED, None, (s["text_hash"], None, s["rule_id"])) for s in sides]
-    groups = pc.take(pa.array(ids, pa.string()), pc.index_in(pairs, value_set=firsts["_pair"]))
-    count = distinct.num_rows
-    nothing = pa.nulls(count, pa.string())
-    columns: dict[str, Any] = {
-        "run": pa.repeat(pa.scalar(run, pa.int64()), count),
-        "card": distinct["card"],
-        "source": distinct["source"],
-        "change": pa.repeat(pa.scalar(ChangeType.ADDED.value), count),
-        "old_text_hash": nothing,
-        "new_text_hash": distinct["text_hash"],
-        "old_date": pa.nulls(count, pa.date32()),
-        "new_date": distinct["effective_date"],
-        "old_rule_id": nothing,
-        "new_rule_id": distinct["rule_id"],
-        "similarity": pa.nulls(count, pa.float64()),
-        "rule_change": pa.repeat(pa.scalar(value=False), count),
-        "silent": pa.repeat(pa.scalar(value=False), count),
-        "first_seen": pa.repeat(pa.scalar(value=True), count),
-        "group": groups,
-        "old_text": nothing,
-        "new_text": nothing,
-    }
-    return pa.table(columns).cast(CHANGES)
+    return pc.take(pa.array(ids, pa.string()), pc.index_in(pairs, value_set=firsts["_pair"]))
 
 
 def with_current(rulings: pa.Table, sightings: pa.Table) -> pa.Table:

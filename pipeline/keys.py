@@ -2,7 +2,8 @@
 
 Comparing (card, source) or (text_hash, card, effective_date) across a million rows by
 joining the parts into strings costs a hundred bytes a row; a code costs eight. Nulls are a
-value like any other here: two rows with no card have the same card.
+value like any other here: two rows with no card have the same card. Codes also keep the
+order of the keys (column by column, nulls last), so sorting by the code sorts by the key.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
 
-def codes(tables: Sequence[pa.Table], names: Sequence[str]) -> list[Any]:
+def codes(
+    tables: Sequence[pa.Table], names: Sequence[str], nulls_first: Collection[str] = ()
+) -> list[Any]:
     """One int64 code per row of each of TABLES, equal where the columns NAMES are equal.
 
-    Codes are comparable across the tables given together, and only across those. The
-    columns are read chunk by chunk, never copied whole.
+    Codes are comparable across the tables given together, and only across those; their
+    order is that of the keys, NAMES in turn, each ascending with nulls last (first for the
+    columns in NULLS_FIRST). The columns are read chunk by chunk, never copied whole.
     """
     if not names:
         msg = "codes() needs at least one column name"
@@ -30,7 +34,7 @@ def codes(tables: Sequence[pa.Table], names: Sequence[str]) -> list[Any]:
     for name in names:
         kind = tables[0].schema.field(name).type
         parts = [chunk for table in tables for chunk in table[name].cast(kind).chunks]
-        ids = _dense(pa.chunked_array(parts, type=kind))
+        ids = _dense(pa.chunked_array(parts, type=kind), nulls_first=name in nulls_first)
         if combined is None:
             combined = ids
             continue
@@ -44,16 +48,20 @@ def codes(tables: Sequence[pa.Table], names: Sequence[str]) -> list[Any]:
     return out
 
 
-def _dense(values: Any) -> Any:  # noqa: ANN401 - a chunked Arrow array in, int64 ids out
-    """0, 1, 2… in order of first appearance, one per distinct value; null is one of them.
+def _dense(values: Any, *, nulls_first: bool = False) -> Any:  # noqa: ANN401 - int64 ids out
+    """0, 1, 2… in the order of the distinct values; nulls (one id for all) last or first.
 
     The chunks of a chunked column share one dictionary once encoded, so their indices
-    agree with each other.
+    agree with each other; ranking that dictionary gives each value its place in order.
     """
     encoded = pc.dictionary_encode(values)
     chunks = encoded.chunks
     if not chunks:
         return pa.chunked_array([], pa.int64())
-    missing = len(chunks[0].dictionary)
+    dictionary = chunks[0].dictionary
+    ranks = pc.rank(dictionary, sort_keys="ascending")  # 1, 2, 3…: the values are distinct
+    places = ranks if nulls_first else pc.subtract(ranks, 1)
     indices = pa.chunked_array([chunk.indices for chunk in chunks], pa.int32())
-    return pc.fill_null(indices, pa.scalar(missing, pa.int32())).cast(pa.int64())
+    ranked = pc.take(places, indices)
+    null_place = 0 if nulls_first else len(dictionary)
+    return pc.fill_null(ranked, pa.scalar(null_place, places.type)).cast(pa.int64())

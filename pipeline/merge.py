@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 KEY = ["text_hash", "card", "effective_date"]
-# Nulls (unknown card, undated) sort last.
-RULINGS_ORDER = [(name, "ascending", "at_end") for name in ("card", "effective_date", "text_hash")]
+# Rulings are ordered by these, ascending; nulls (unknown card, undated) sort last.
+_ORDER = ["card", "effective_date", "text_hash"]
 RULING_TEXT = "ruling_text"
 # The rulings columns merge_rulings() builds; `current` is added from the snapshots.
 MERGED = [name for name in RULINGS.names if name != "current"]
@@ -129,19 +129,16 @@ def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
     combined = pa.concat_tables(
         [existing.select(MERGED).cast(_MERGED_SCHEMA), fresh.select(MERGED).cast(_MERGED_SCHEMA)]
     )
-    # Group integer codes of the keys, with the counters; every column is then gathered
-    # once, from each key's first row, in the rulings' order.
-    [key_codes] = codes([combined], KEY)
+    # Group integer codes of the keys, with the counters; codes sort as the keys do, so
+    # every column is then gathered once, from each key's first row, in the rulings' order.
+    [key_codes] = codes([combined], _ORDER)
     counters = combined.select(_COUNTERS).append_column("_key", key_codes)
     counters = counters.append_column("_row", pa.array(range(combined.num_rows), pa.int64()))
     grouped = counters.group_by("_key", use_threads=False).aggregate(
         [("_row", "min"), ("first_run", "min"), ("last_run", "max"), ("sightings", "sum")]
     )
-    firsts = grouped["_row_min"]
-    keys = combined.select(KEY).take(firsts)
-    # The stubs lag pyarrow: they do not know the per-key null placement.
-    order = pc.sort_indices(keys, sort_keys=RULINGS_ORDER)  # type: ignore[arg-type]
-    merged = combined.take(pc.take(firsts, order))
+    order = pc.sort_indices(grouped["_key"])
+    merged = combined.take(pc.take(grouped["_row_min"], order))
     totals = ("first_run_min", "last_run_max", "sightings_sum")
     for name, total in zip(_COUNTERS, totals, strict=True):
         merged = replace_column(merged, name, pc.take(grouped[total], order))
