@@ -139,7 +139,10 @@ def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> p
     where = pc.coalesce(pc.add(pc.take(first_rows, nth_added), offset), order)
 
     def gathered(name: str, from_new: Any) -> Any:  # noqa: ANN401
-        return pc.take(pa.chunked_array([*compared[name].chunks, *from_new.chunks]), where)
+        # NEW's columns may be dictionary-encoded: gathered as they are, decoded once.
+        ours = compared[name].cast(from_new.type).chunks
+        column = pc.take(pa.chunked_array([*ours, *from_new.chunks], from_new.type), where)
+        return column.cast(CHANGES.field(name).type)
 
     def constant(name: str, value: Any) -> Any:  # noqa: ANN401
         kind = CHANGES.field(name).type

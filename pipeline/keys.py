@@ -32,9 +32,12 @@ def codes(
     sizes = [table.num_rows for table in tables]
     combined: Any = None
     for name in names:
-        kind = tables[0].schema.field(name).type
-        parts = [chunk for table in tables for chunk in table[name].cast(kind).chunks]
-        ids = _dense(pa.chunked_array(parts, type=kind), nulls_first=name in nulls_first)
+        # Dictionary-encoded columns stay so (their dictionaries are merged, never decoded).
+        kinds: list[Any] = [table.schema.field(name).type for table in tables]
+        kind: Any = next((k for k in kinds if pa.types.is_dictionary(k)), kinds[0])
+        parts: list[Any] = [chunk for table in tables for chunk in table[name].cast(kind).chunks]
+        column: Any = pa.chunked_array(parts, type=kind)
+        ids = _dense(column, nulls_first=name in nulls_first)
         if combined is None:
             combined = ids
             continue
@@ -49,13 +52,16 @@ def codes(
 
 
 def _dense(values: Any, *, nulls_first: bool = False) -> Any:  # noqa: ANN401 - int64 ids out
-    """0, 1, 2… in the order of the distinct values; nulls (one id for all) last or first.
+    """Ids in the order of the distinct values; nulls (one id for all) last or first.
 
-    The chunks of a chunked column share one dictionary once encoded, so their indices
-    agree with each other; ranking that dictionary gives each value its place in order.
+    The chunks of a chunked column share one dictionary once encoded (or unified, if they
+    came encoded), so their indices agree; ranking the dictionary places each value.
     """
-    encoded = pc.dictionary_encode(values)
-    chunks = encoded.chunks
+    if pa.types.is_dictionary(values.type):
+        encoded: Any = pa.table({"values": values}).unify_dictionaries()["values"]
+    else:
+        encoded = pc.dictionary_encode(values)
+    chunks: list[Any] = encoded.chunks
     if not chunks:
         return pa.chunked_array([], pa.int64())
     dictionary = chunks[0].dictionary

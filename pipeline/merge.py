@@ -61,16 +61,19 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
 
 
 class TextPool:
-    """Distinct texts of a run, so that its sightings hold each text once (as dictionary ids).
+    """Distinct texts of a run and their hashes, so that its sightings hold each once.
 
-    Batches are encoded as they arrive, so their string columns are freed batch by batch.
+    Each text (and its hash, a function of it) gets an id; `text` and `text_hash` become
+    two dictionary arrays over the same ids. Batches are encoded as they arrive, so their
+    string columns are freed batch by batch.
     """
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
+        self._hashes: list[str] = []
 
     def encode(self, batch: pa.Table) -> pa.Table:
-        """BATCH with `text` as ids into the pool (int32).
+        """BATCH with `text` and `text_hash` as ids into the pool (int32).
 
         A dictionary-encoded text column (as batches come from the workers) costs one
         lookup per distinct text of the batch, not one per row.
@@ -78,19 +81,28 @@ class TextPool:
         ids = self._ids
         column = as_dictionary(batch["text"])
         local = [ids.setdefault(text, len(ids)) for text in strings(column.dictionary)]
+        if len(ids) > len(self._hashes):
+            # The hash of each new text, from the first row that holds it.
+            count = len(column.dictionary)
+            first = pc.index_in(pa.array(range(count), pa.int32()), value_set=column.indices)
+            hashes = strings(pc.take(batch["text_hash"], first))
+            for pooled, text_hash in zip(local, hashes, strict=True):
+                if pooled == len(self._hashes):
+                    self._hashes.append(text_hash)
         found = pc.take(pa.array(local, pa.int32()), column.indices)
-        return replace_column(batch, "text", found)
+        return replace_column(replace_column(batch, "text", found), "text_hash", found)
 
     def decode(self, table: pa.Table) -> pa.Table:
-        """TABLE (from encode) with `text` dictionary-encoded over the pool, and `ruling_text`.
+        """TABLE (from encode) with `text` and `text_hash` dictionary-encoded over the pool.
 
-        `ruling_text` is the text of the ruling each sighting is keyed to: the text read,
-        until repair() re-keys a stripped copy. It feeds merge_rulings() and is not stored.
+        It gains `ruling_text`: the text of the ruling each sighting is keyed to, the text
+        read until repair() re-keys a stripped copy. It feeds merge_rulings() and is not
+        stored.
         """
-        dictionary = pa.array(list(self._ids), pa.string())
         ids = table["text"].combine_chunks() if table.num_rows else pa.array([], pa.int32())
-        text = pa.DictionaryArray.from_arrays(ids, dictionary)
-        table = replace_column(table, "text", text)
+        text = pa.DictionaryArray.from_arrays(ids, pa.array(list(self._ids), pa.string()))
+        hashes = pa.DictionaryArray.from_arrays(ids, pa.array(self._hashes, pa.string()))
+        table = replace_column(replace_column(table, "text", text), "text_hash", hashes)
         return table.append_column(RULING_TEXT, text)
 
 
@@ -164,13 +176,14 @@ def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
 
     KNOWN maps text hashes to the languages the dataset already holds.
     """
-    rows = pa.array(range(sightings.num_rows), pa.int64())
-    slim = sightings.select(["text_hash", "lang"]).append_column("_row", rows)
-    undeclared = slim.filter(pc.is_null(slim["lang"]))
-    firsts = undeclared.group_by("text_hash", use_threads=False).aggregate([("_row", "min")])
+    [hashes] = codes([sightings], ["text_hash"])
+    rows = pa.table({"_hash": hashes, "_row": pa.array(range(sightings.num_rows), pa.int64())})
+    undeclared = rows.filter(pc.is_null(sightings["lang"]))
+    firsts = undeclared.group_by("_hash", use_threads=False).aggregate([("_row", "min")])
     texts = sightings[RULING_TEXT].take(firsts["_row_min"])
+    text_hashes = sightings["text_hash"].take(firsts["_row_min"])
     langs = dict(known)
-    for text_hash, text in zip(strings(firsts["text_hash"]), strings(texts), strict=True):
+    for text_hash, text in zip(strings(text_hashes), strings(texts), strict=True):
         if text_hash not in langs:
             langs[text_hash] = detect_language(text)
     found = lookup(sightings["text_hash"], langs)

@@ -70,7 +70,9 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     places = table.select(["text_hash", "source_path", "position"])
     doubtful = places.filter(
         pc.is_in(places["text_hash"], value_set=pa.array(list(unsure), pa.string()))
-    ).cast(make_schema([places.field(0), pa.field("source_path", pa.string()), places.field(2)]))
+    )
+    plain_text = [pa.field(name, pa.string()) for name in ("text_hash", "source_path")]
+    doubtful = doubtful.cast(make_schema([*plain_text, places.field(2)]))
     firsts = doubtful.group_by("text_hash", use_threads=False).aggregate(
         [("source_path", "first"), ("position", "first")]
     )
@@ -93,7 +95,8 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     )
     table = replace_column(table, RULING_TEXT, _with_texts(table, repaired))
     new_hash = lookup(table["text_hash"], {h: new for h, (new, _) in repaired.items()})
-    return replace_column(table, "text_hash", pc.coalesce(new_hash, table["text_hash"])), warnings
+    hashes = pc.dictionary_encode(pc.coalesce(new_hash, table["text_hash"]))
+    return replace_column(table, "text_hash", hashes), warnings
 
 
 def _with_texts(table: pa.Table, repaired: dict[str, tuple[str, str]]) -> Any:  # noqa: ANN401

@@ -159,16 +159,16 @@ MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2, 2: _
 
 # In memory, the long `text` columns are dictionary-encoded: the same rulings recur across
 # cards, files and runs, so a million rows hold far fewer distinct texts. So are the
-# sightings' descriptive columns, which repeat per file (path, sha256) or take few values;
-# the key columns stay plain for the joins and sorts. On disk all are plain strings
-# (Parquet dictionary-encodes them by page itself).
+# sightings' columns that repeat per file (path, sha256), per text (text_hash) or take few
+# values; keys are compared by integer codes (keys.py), which read dictionaries as they
+# are. On disk all are plain strings (Parquet dictionary-encodes them by page itself).
 TEXT_IN_MEMORY = pa.dictionary(pa.int32(), pa.string())
 ENCODED_IN_MEMORY: dict[str, frozenset[str]] = {
     "rulings": frozenset({"text"}),
     "changes": frozenset(),
     "sightings": frozenset({
         "text", "source_path", "source_sha256", "fetched_at", "layout", "date_printed",
-        "card_printed", "card_origin", "kind", "oracle_id",
+        "card_printed", "card_origin", "kind", "oracle_id", "text_hash",
     }),
 }  # fmt: skip
 
