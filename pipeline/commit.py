@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import StoreError
-from pipeline.schema import TABLES, with_metadata
+from pipeline.schema import ENCODED_IN_MEMORY, TABLES, in_memory, with_metadata
 from pipeline.store import path_of
 
 VERSIONS = ".versions"
@@ -46,7 +46,7 @@ def commit(out: Path, tables: dict[str, pa.Table]) -> None:
             _checkpoint()
             target = staging / f"{name}.parquet"
             if name in tables:
-                _write_durable(target, tables[name], with_metadata(name, TABLES[name]))
+                _write_durable(target, tables[name], name)
             else:
                 _link_or_copy(current / f"{name}.parquet", target)
         _fsync(staging)
@@ -103,7 +103,7 @@ def _initialise(out: Path) -> Path:
         if plain.is_file():
             _link_or_copy(plain.resolve(), target)
         else:
-            _write_durable(target, schema.empty_table(), with_metadata(name, schema))
+            _write_durable(target, schema.empty_table(), name)
     _fsync(staging)
     version = staging.rename(versions / name_of)
     if current.is_dir() and not current.is_symlink():
@@ -154,18 +154,29 @@ def _checkpoint() -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _write_durable(path: Path, table: pa.Table, schema: pa.Schema) -> None:
-    """Write TABLE as SCHEMA a row group at a time (in-memory dictionaries decoded per group)."""
-    columns = [c for c in _DICTIONARY_COLUMNS if c in table.column_names]
+def _write_durable(path: Path, table: pa.Table, name: str) -> None:
+    """Write TABLE as table NAME a row group at a time, then make it durable.
+
+    Columns the stages hold dictionary-encoded are written as they are (Parquet stores a
+    dictionary page and indices either way), so nothing is decoded to be encoded again.
+    The Arrow schema is not stored: readers take the Parquet types, which are those of
+    schema.TABLES, plain strings; the schema version goes in the key-value metadata.
+    """
+    schema = in_memory(name)
+    encoded = ENCODED_IN_MEMORY.get(name, frozenset())
+    columns = [c for c in schema.names if c in encoded or c in _DICTIONARY_COLUMNS]
     with path.open("wb") as handle:
         writer = pq.ParquetWriter(
             handle,
             schema,
             compression="zstd",
             use_dictionary=columns,  # type: ignore[arg-type]  # the stubs omit the list form
+            store_schema=False,
         )
         for start in range(0, table.num_rows, ROW_GROUP):
             writer.write_table(table.slice(start, ROW_GROUP).cast(schema))
+        metadata = with_metadata(name, TABLES[name]).metadata or {}
+        writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
         writer.close()
         handle.flush()
         _checkpoint()  # written, not yet durable

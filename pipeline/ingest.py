@@ -95,7 +95,7 @@ def ingest(
         for _, problems in manifests.values()
         for where, reason in problems
     ]
-    with store.writer_lock(out, wait), executor.quiet_gc():
+    with store.writer_lock(out, wait), executor.quiet_gc(), executor.returning_pool():
         commit.recover(out)
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")

@@ -16,6 +16,10 @@ import pyarrow.compute as pc
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
+# Past this the codes so far are renumbered 0, 1, 2… before the next column is folded in:
+# a renumbered code times a column's width stays below rows squared, far from 2**63.
+_LIMIT = 2**40
+
 
 def codes(
     tables: Sequence[pa.Table], names: Sequence[str], nulls_first: Collection[str] = ()
@@ -31,19 +35,21 @@ def codes(
         raise ValueError(msg)
     sizes = [table.num_rows for table in tables]
     combined: Any = None
+    span = 1  # combined codes lie in [0, span)
     for name in names:
         # Dictionary-encoded columns stay so (their dictionaries are merged, never decoded).
         kinds: list[Any] = [table.schema.field(name).type for table in tables]
         kind: Any = next((k for k in kinds if pa.types.is_dictionary(k)), kinds[0])
         parts: list[Any] = [chunk for table in tables for chunk in table[name].cast(kind).chunks]
         column: Any = pa.chunked_array(parts, type=kind)
-        ids = _dense(column, nulls_first=name in nulls_first)
+        ids, width = _dense(column, nulls_first=name in nulls_first)
         if combined is None:
-            combined = ids
+            combined, span = ids, width
             continue
-        width = (pc.max(ids).as_py() or 0) + 1
-        # Both factors are below the row count, so the product fits easily in 64 bits.
-        combined = _dense(pc.add(pc.multiply(combined, width), ids))
+        if span * width >= _LIMIT:  # renumber the codes so far 0, 1, 2… to make room
+            combined, span = _renumbered(combined)
+        combined = pc.add(pc.multiply(combined, pa.scalar(width, pa.int64())), ids)
+        span *= width
     out, start = [], 0
     for size in sizes:
         out.append(combined.slice(start, size))
@@ -51,11 +57,19 @@ def codes(
     return out
 
 
-def _dense(values: Any, *, nulls_first: bool = False) -> Any:  # noqa: ANN401 - int64 ids out
-    """Ids in the order of the distinct values; nulls (one id for all) last or first.
+def _renumbered(codes: Any) -> tuple[Any, int]:  # noqa: ANN401 - int64 codes in and out
+    """The same codes as 0, 1, 2… in their order, and how many distinct there are."""
+    ranks = pc.rank(codes.combine_chunks(), sort_keys="ascending", tiebreaker="dense")
+    dense = pc.subtract(ranks, pa.scalar(1, ranks.type)).cast(pa.int64())
+    return pa.chunked_array([dense]), int(pc.max(ranks).as_py() or 0)
 
-    The chunks of a chunked column share one dictionary once encoded (or unified, if they
-    came encoded), so their indices agree; ranking the dictionary places each value.
+
+def _dense(values: Any, *, nulls_first: bool = False) -> tuple[Any, int]:  # noqa: ANN401
+    """Ids in the order of the distinct values, and how many ids there can be.
+
+    Nulls share one id, the last or the first. The chunks of a chunked column share one
+    dictionary once encoded (or unified, if they came encoded), so their indices agree;
+    ranking the dictionary places each value.
     """
     if pa.types.is_dictionary(values.type):
         encoded: Any = pa.table({"values": values}).unify_dictionaries()["values"]
@@ -63,11 +77,12 @@ def _dense(values: Any, *, nulls_first: bool = False) -> Any:  # noqa: ANN401 - 
         encoded = pc.dictionary_encode(values)
     chunks: list[Any] = encoded.chunks
     if not chunks:
-        return pa.chunked_array([], pa.int64())
+        return pa.chunked_array([], pa.int64()), 1
     dictionary = chunks[0].dictionary
     ranks = pc.rank(dictionary, sort_keys="ascending")  # 1, 2, 3…: the values are distinct
     places = ranks if nulls_first else pc.subtract(ranks, 1)
     indices = pa.chunked_array([chunk.indices for chunk in chunks], pa.int32())
     ranked = pc.take(places, indices)
     null_place = 0 if nulls_first else len(dictionary)
-    return pc.fill_null(ranked, pa.scalar(null_place, places.type)).cast(pa.int64())
+    filled = pc.fill_null(ranked, pa.scalar(null_place, places.type)).cast(pa.int64())
+    return filled, len(dictionary) + 1

@@ -165,9 +165,11 @@ def texts_with_symbols(rulings: pa.Table) -> list[str]:
 
 def known_languages(rulings: pa.Table) -> dict[str, str]:
     """Map each stored text hash to its language, so no text is detected twice."""
-    table = rulings.select(["text_hash", "lang"]).group_by("text_hash", use_threads=False)
-    firsts = table.aggregate([("lang", "first")])
-    pairs = zip(firsts["text_hash"].to_pylist(), firsts["lang_first"].to_pylist(), strict=True)
+    [hashes] = codes([rulings], ["text_hash"])
+    rows = pa.table({"_hash": hashes, "_row": pa.array(range(rulings.num_rows), pa.int64())})
+    firsts = rows.group_by("_hash", use_threads=False).aggregate([("_row", "min")])
+    chosen = rulings.select(["text_hash", "lang"]).take(firsts["_row_min"])
+    pairs = zip(chosen["text_hash"].to_pylist(), chosen["lang"].to_pylist(), strict=True)
     return {str(h): str(lang) for h, lang in pairs}
 
 

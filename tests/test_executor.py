@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -35,11 +36,29 @@ def corpus(raw_copy: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return raw_copy
 
 
-def test_ingest_leaves_the_garbage_collector_as_it_was(corpus: Path, tmp_path: Path) -> None:
-    """A notebook that calls ingest() gets its collector settings back, nothing frozen."""
-    before = gc.get_threshold(), gc.get_freeze_count()
+def test_ingest_leaves_the_process_settings_as_they_were(corpus: Path, tmp_path: Path) -> None:
+    """A notebook that calls ingest() gets its collector settings and Arrow pool back."""
+    before = gc.get_threshold(), gc.get_freeze_count(), pa.default_memory_pool().backend_name
     ingest([corpus], out=tmp_path / "out", workers=2)
-    assert (gc.get_threshold(), gc.get_freeze_count()) == before
+    after = gc.get_threshold(), gc.get_freeze_count(), pa.default_memory_pool().backend_name
+    assert after == before
+
+
+def test_the_run_allocates_from_jemalloc_where_pyarrow_has_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inside a run the pool is jemalloc, unless ARROW_DEFAULT_MEMORY_POOL says otherwise."""
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow is built without jemalloc")
+    with executor.returning_pool():
+        assert pa.default_memory_pool().backend_name == "jemalloc"
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "system")
+    outside = pa.default_memory_pool().backend_name
+    with executor.returning_pool():
+        assert pa.default_memory_pool().backend_name == outside
 
 
 def test_pool_matches_one_process(corpus: Path, tmp_path: Path) -> None:

@@ -71,11 +71,11 @@ def test_failed_commit_leaves_the_old_dataset(
     (raw_copy / "new.txt").write_text("Rift Bolt\n\n2024-05-05\n\nNew.\n", encoding="utf-8")
     real = commit._write_durable
 
-    def fail_on_sightings(path: Path, table: pa.Table, schema: pa.Schema) -> None:
+    def fail_on_sightings(path: Path, table: pa.Table, name: str) -> None:
         if "sightings" in path.name:
             msg = "disk full"
             raise OSError(msg)
-        real(path, table, schema)
+        real(path, table, name)
 
     monkeypatch.setattr(commit, "_write_durable", fail_on_sightings)
     with pytest.raises(StoreError, match=r"disk full.*the version before this run stays"):
