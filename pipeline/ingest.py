@@ -13,6 +13,7 @@ from pipeline import commit, executor, read, store
 from pipeline.catalog import Catalog, apply_catalog
 from pipeline.errors import InputError
 from pipeline.history import run_changes, with_current
+from pipeline.language import detect_language
 from pipeline.merge import (
     RULING_TEXT,
     TextPool,
@@ -20,13 +21,13 @@ from pipeline.merge import (
     carry_rule_dates,
     known_languages,
     merge_rulings,
-    sightings_table,
+    strings,
     texts_with_symbols,
 )
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.repair import repair
 from pipeline.scan import ScanJob, ScanResult
-from pipeline.schema import FILES, RULINGS, RUNS, in_memory
+from pipeline.schema import FILES, RUNS, in_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -120,25 +121,25 @@ def ingest(
             for result in batch.results:
                 results[next(slots)] = result
             if batch.sightings is not None:
+                _detect_ahead(batch.sightings)
                 scanned.append(pool.encode(batch.sightings))
-        # Unchanged files need nothing more: no dataset table is read or rewritten.
-        rulings = store.read_table(out, "rulings") if scanned else RULINGS.empty_table()
-        new = pool.decode(
-            pa.concat_tables(scanned) if scanned else pool.encode(sightings_table([], run))
-        )
-        new, repair_warnings = repair(new, texts_with_symbols(rulings))
-        new, catalog_warnings = apply_catalog(new, catalog)
-        new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
-        merged = merge_rulings(rulings, new)
+        if scanned:
+            rulings = store.read_table(out, "rulings")
+            new, merged, fold_warnings = _fold(
+                pool.decode(pa.concat_tables(scanned)), rulings, catalog
+            )
+            new_keys = merged.num_rows - rulings.num_rows
+        else:  # unchanged files need nothing more: no dataset table is read or rewritten
+            new, merged, fold_warnings, new_keys = None, None, [], 0
         ordered = [results[i] for i in range(len(jobs))]
         reports = [*bad_rows, *(r.report for r in ordered)]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
         report = IngestReport(
             run=run,
             files=tuple(reports),
-            rulings_read=new.num_rows,
-            new_keys=merged.num_rows - rulings.num_rows,
-            warnings=(*warnings, *repair_warnings, *catalog_warnings),
+            rulings_read=new.num_rows if new is not None else 0,
+            new_keys=new_keys,
+            warnings=(*warnings, *fold_warnings),
             ambiguous=tuple(r.report.source_path for r in ordered if r.ambiguous),
             stored=not (strict and any(r.status is FileStatus.REJECTED for r in reports)),
             started_at=started,
@@ -151,11 +152,31 @@ def ingest(
             written = [r for r in reports if r.status is not FileStatus.SKIPPED]
             if written:
                 tables["files"] = pa.concat_tables([files_table, _file_rows(written, run)])
-            if new.num_rows:
+            if new is not None and merged is not None and new.num_rows:
                 stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
                 tables.update(_history_tables(out, stored, merged, run))
             commit.commit(out, tables)
     return report
+
+
+def _fold(
+    new: pa.Table, rulings: pa.Table, catalog: Catalog | None
+) -> tuple[pa.Table, pa.Table, list[str]]:
+    """The run's sightings repaired, named, with languages and rule dates; the rulings after."""
+    new, repair_warnings = repair(new, texts_with_symbols(rulings))
+    new, catalog_warnings = apply_catalog(new, catalog)
+    new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
+    return new, merge_rulings(rulings, new), [*repair_warnings, *catalog_warnings]
+
+
+def _detect_ahead(batch: pa.Table) -> None:
+    """Detect the languages of a batch's undeclared texts while the workers read on.
+
+    Detection is cached by text, so assign_languages() finds these ready; the main process
+    has little else to do until the last batch arrives.
+    """
+    for text in strings(pc.unique(batch.filter(pc.is_null(batch["lang"]))["text"])):
+        detect_language(text)
 
 
 def _history_tables(out: Path, new: pa.Table, merged: pa.Table, run: int) -> dict[str, pa.Table]:
