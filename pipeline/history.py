@@ -18,13 +18,14 @@ from pipeline.schema import CHANGES
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-_NULL = "\x00"  # sorts a null card first, as the changelog lists it
-# Rows of changes.parquet: by card (unknown last), source, change type, rule, date, text.
-# Typed Any: the stubs do not know pyarrow's per-key null placement.
+_NULL = "\x00"  # sorts a null card first, as snapshots are compared in that order
 _FIRST_KEYS = ["card", "source", "text_hash", "effective_date", "rule_id"]
 SNAPSHOT = ["card", "source"]
 _VERSION_COLUMNS = ["run", "card", "source", "text_hash", "effective_date", "text", "rule_id"]
-_NULLS_FIRST = frozenset({"_rule", "_date"})  # unnumbered and undated changes come first
+# Rows of changes.parquet: by card (unknown last), source, change type, rule, date, text;
+# unnumbered and undated changes come first.
+_CHANGES_ORDER = ["card", "source", "_rank", "_rule", "_date", "_hash"]
+_NULLS_FIRST = frozenset({"_rule", "_date"})
 
 
 def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
@@ -117,7 +118,6 @@ def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> p
     """
     count, known = len(first_rows), compared.num_rows
     rank = {t.value: n for n, t in enumerate(ChangeType)}
-    names = ["card", "source", "_rank", "_rule", "_date", "_hash"]
     ours: list[Any] = [
         compared["card"],
         compared["source"],
@@ -129,8 +129,8 @@ def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> p
     added_rank = pa.repeat(pa.scalar(rank[ChangeType.ADDED], pa.int64()), new.num_rows)
     theirs: list[Any] = [new["card"], new["source"], added_rank, new["rule_id"],
                          new["effective_date"], new["text_hash"]]  # fmt: skip
-    keys = [pa.Table.from_arrays(columns, names=names) for columns in (ours, theirs)]
-    compared_codes, new_codes = codes(keys, names, nulls_first=_NULLS_FIRST)
+    keys = [pa.Table.from_arrays(columns, names=_CHANGES_ORDER) for columns in (ours, theirs)]
+    compared_codes, new_codes = codes(keys, _CHANGES_ORDER, nulls_first=_NULLS_FIRST)
     both = pa.chunked_array([*compared_codes.chunks, *pc.take(new_codes, first_rows).chunks])
     order: Any = pc.sort_indices(both).cast(pa.int64())
     # ORDER points into the compared rows, then the additions; WHERE into compared, then NEW.

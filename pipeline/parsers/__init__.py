@@ -59,7 +59,7 @@ def detect(doc: RawDocument) -> Parser:
 
 def parse(doc: RawDocument) -> ParsedDocument:
     """Detect DOC's layout and parse it (lazily, for streamed layouts)."""
-    if doc.text:
+    if len(doc.text) > MAX_LINE:  # only then can one line be too long
         longest = max(len(line) for line in doc.text.split("\n"))
         if longest > MAX_LINE:
             reason = f"a line of {longest:,} characters: not a ruling dump (at most {MAX_LINE:,})"
