@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.diff import ChangeType
+from pipeline.merge import strings
 
 # A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
 # are linked: the 2024 suspend rulings (2024-02-02) and rule 702.62a (effective 2024-02-02).
@@ -79,15 +80,22 @@ def changeset(
     each ruling change names the rule changes (of any run) that explain it. LANGS maps
     text hashes to languages, for the groups' `lang`.
     """
-    selected = pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64()))
-    first: dict[tuple[str | None, str], int] = {}
+    picked = changes.filter(pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64())))
+    # First sightings are counted per (card, source), in Arrow: a first ingest has as many
+    # of them as it read rulings, and the changelog only says how many each card had.
+    seen_first: Any = picked["first_seen"]
+    counts = (
+        picked.filter(seen_first)
+        .group_by(["card", "source"], use_threads=False)
+        .aggregate([("run", "count")])
+    )
+    pairs = zip(counts["card"].to_pylist(), strings(counts["source"]), strict=True)
+    first: dict[tuple[str | None, str], int] = {
+        pair: int(n or 0) for pair, n in zip(pairs, counts["run_count"].to_pylist(), strict=True)
+    }
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for row in changes.filter(selected).to_pylist():
-        if row["first_seen"]:
-            key = (row["card"], row["source"])
-            first[key] = first.get(key, 0) + 1
-        else:
-            grouped.setdefault(row["group"], []).append(row)
+    for row in picked.filter(pc.invert(seen_first)).to_pylist():
+        grouped.setdefault(row["group"], []).append(row)
     rules = _rule_changes(changes, rule_titles or {})
     groups = [_explained(_group(members, langs or {}), rules) for members in grouped.values()]
     groups.sort(key=_group_order)
