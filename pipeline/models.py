@@ -146,8 +146,7 @@ class Sighting(NamedTuple):
     fetched_at: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FileReport:
+class FileReport(NamedTuple):
     """How one input file fared in a run: a row of files.parquet."""
 
     source_path: str

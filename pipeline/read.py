@@ -8,9 +8,8 @@ import hashlib
 import io
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pipeline.errors import InputError, UsageError
 from pipeline.models import DateOrder, RawDocument, SourceHints
@@ -35,8 +34,7 @@ _BOMS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class InputFile:
+class InputFile(NamedTuple):
     """A raw file to ingest: where it is, the name it is stored under, its size and mtime.
 
     Size and modification time are read when the file is found (None if it could not be

@@ -9,7 +9,7 @@ import itertools
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 CHUNK = 20_000
 
 
-@dataclass(frozen=True, slots=True)
-class ScanJob:
+class ScanJob(NamedTuple):
     """One raw file to read, with everything that decides its rows."""
 
     root: Path
@@ -55,8 +54,7 @@ def _context(hints: SourceHints, order: DateOrder | None) -> str:
     return json.dumps(fields, sort_keys=True)
 
 
-@dataclass(frozen=True, slots=True)
-class ScanResult:
+class ScanResult(NamedTuple):
     """What reading one file gave: its report, and whether its dates stayed open."""
 
     report: FileReport
