@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from pipeline.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.keys import codes
 from pipeline.merge import KEY, lookup
-from pipeline.schema import CHANGES
+from pipeline.schema import CHANGES, in_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -26,6 +26,7 @@ _VERSION_COLUMNS = ["run", "card", "source", "text_hash", "effective_date", "tex
 # unnumbered and undated changes come first.
 _CHANGES_ORDER = ["card", "source", "_rank", "_rule", "_date", "_hash"]
 _NULLS_FIRST = frozenset({"_rule", "_date"})
+_HELD = in_memory("changes")
 
 
 def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
@@ -139,15 +140,15 @@ def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> p
     where = pc.coalesce(pc.add(pc.take(first_rows, nth_added), offset), order)
 
     def gathered(name: str, from_new: Any) -> Any:  # noqa: ANN401
-        # NEW's columns may be dictionary-encoded: gathered as they are, decoded once.
+        # NEW's columns may be dictionary-encoded: gathered as they are, never decoded whole.
         ours = compared[name].cast(from_new.type).chunks
         column = pc.take(pa.chunked_array([*ours, *from_new.chunks], from_new.type), where)
-        return column.cast(CHANGES.field(name).type)
+        return column.cast(_HELD.field(name).type)
 
     def constant(name: str, value: Any) -> Any:  # noqa: ANN401
-        kind = CHANGES.field(name).type
-        added_values = pa.repeat(pa.scalar(value, kind), count)
-        return pc.take(pa.chunked_array([*compared[name].chunks, added_values], kind), order)
+        kind = _HELD.field(name).type
+        added = pa.repeat(pa.scalar(value, CHANGES.field(name).type), count).cast(kind)
+        return pc.take(pa.chunked_array([*compared[name].cast(kind).chunks, added], kind), order)
 
     columns = {name: constant(name, None) for name in CHANGES.names}
     columns.update({
@@ -163,19 +164,24 @@ def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> p
         "first_seen": constant("first_seen", value=True),
     })  # fmt: skip
     groups = _addition_groups(new, first_rows)
-    columns["group"] = pc.take(pa.chunked_array([*compared["group"].chunks, groups]), order)
-    return pa.Table.from_pydict(columns, schema=CHANGES)
+    ours = compared["group"].cast(groups.type).chunks
+    columns["group"] = pc.take(pa.chunked_array([*ours, groups], groups.type), order)
+    return pa.Table.from_pydict(columns, schema=_HELD)
 
 
 def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow in and out
     """The group of each addition at ROWS of NEW: one id per distinct (text, rule number)."""
     [pairs] = codes([new], ["text_hash", "rule_id"])
     pairs = pc.take(pairs, rows)
-    table = pa.table({"_pair": pairs, "_row": pc.take(pa.array(range(new.num_rows)), rows)})
-    firsts = table.group_by("_pair", use_threads=False).aggregate([("_row", "min")])
+    firsts = (
+        pa.table({"_pair": pairs, "_row": rows})
+        .group_by("_pair", use_threads=False)
+        .aggregate([("_row", "min")])
+    )
     sides = new.select(["text_hash", "rule_id"]).take(firsts["_row_min"]).to_pylist()
     ids = [group_id(ChangeType.ADDED, None, (s["text_hash"], None, s["rule_id"])) for s in sides]
-    return pc.take(pa.array(ids, pa.string()), pc.index_in(pairs, value_set=firsts["_pair"]))
+    at = pc.index_in(pairs, value_set=firsts["_pair"])
+    return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
 
 
 def with_current(rulings: pa.Table, sightings: pa.Table) -> pa.Table:

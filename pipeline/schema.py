@@ -165,7 +165,7 @@ MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2, 2: _
 TEXT_IN_MEMORY = pa.dictionary(pa.int32(), pa.string())
 ENCODED_IN_MEMORY: dict[str, frozenset[str]] = {
     "rulings": frozenset({"text", "text_hash"}),
-    "changes": frozenset(),
+    "changes": frozenset({"change", "group", "new_text_hash", "old_text_hash"}),
     "sightings": frozenset({
         "text", "source_path", "source_sha256", "fetched_at", "layout", "date_printed",
         "card_printed", "card_origin", "kind", "oracle_id", "text_hash", "card", "source",
