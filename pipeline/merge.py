@@ -80,15 +80,17 @@ class TextPool:
         """
         ids = self._ids
         column = as_dictionary(batch["text"])
-        local = [ids.setdefault(text, len(ids)) for text in strings(column.dictionary)]
+        texts = strings(column.dictionary)
+        local = [ids.setdefault(text, len(ids)) for text in texts]
         if len(ids) > len(self._hashes):
-            # The hash of each new text, from the first row that holds it.
+            # The hash of each new text, from the first row that holds it (computed for a
+            # text no row holds, which a sliced column's dictionary may keep).
             count = len(column.dictionary)
             first = pc.index_in(pa.array(range(count), pa.int32()), value_set=column.indices)
-            hashes = strings(pc.take(batch["text_hash"], first))
-            for pooled, text_hash in zip(local, hashes, strict=True):
+            hashes = pc.take(batch["text_hash"], first).to_pylist()
+            for pooled, text, text_hash in zip(local, texts, hashes, strict=True):
                 if pooled == len(self._hashes):
-                    self._hashes.append(text_hash)
+                    self._hashes.append(text_hash or hash_clean(text))
         found = pc.take(pa.array(local, pa.int32()), column.indices)
         return replace_column(replace_column(batch, "text", found), "text_hash", found)
 

@@ -162,7 +162,7 @@ MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2, 2: _
 # sightings' columns that repeat per file (path, sha256), per text (text_hash) or take few
 # values; keys are compared by integer codes (keys.py), which read dictionaries as they
 # are. On disk all are plain strings (Parquet dictionary-encodes them by page itself).
-TEXT_IN_MEMORY = pa.dictionary(pa.int32(), pa.string())
+ENCODED_STRING = pa.dictionary(pa.int32(), pa.string())
 ENCODED_IN_MEMORY: dict[str, frozenset[str]] = {
     "rulings": frozenset({"text", "text_hash"}),
     "changes": frozenset({"change", "group", "new_text_hash", "old_text_hash"}),
@@ -178,5 +178,5 @@ def in_memory(name: str) -> pa.Schema:
     schema = TABLES[name]
     for column in ENCODED_IN_MEMORY.get(name, ()):
         index = schema.get_field_index(column)
-        schema = schema.set(index, schema.field(index).with_type(TEXT_IN_MEMORY))
+        schema = schema.set(index, schema.field(index).with_type(ENCODED_STRING))
     return schema

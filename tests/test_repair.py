@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from typing import Any
 
-from pipeline.merge import RULING_TEXT, TextPool, sightings_table
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.merge import RULING_TEXT, TextPool, replace_column, sightings_table
 from pipeline.models import Kind, Layout, Sighting
 from pipeline.normalize import clean, text_hash
 from pipeline.repair import repair
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 FULL = "If the card has {X} in its mana cost, you must choose 0 as the value of X."
 STRIPPED = "If the card has \u00a0 in its mana cost, you must choose 0 as the value of X."
@@ -92,3 +92,19 @@ def test_texts_without_gaps_are_untouched() -> None:
     """Ordinary rulings pass through unchanged."""
     table = _table([_sighting("Cards exiled with suspend are exiled face up.")])
     assert repair(table, [FULL]) == (table, [])
+
+
+def test_text_pool_keeps_each_text_with_its_own_hash() -> None:
+    """Texts and hashes share the pool's ids across batches, even for a text no row holds."""
+    pool = TextPool()
+    first = sightings_table([_sighting("Alpha.", 0), _sighting("Beta.", 1)], run=1)
+    second = sightings_table([_sighting("Gamma.", 0), _sighting("Alpha.", 1)], run=1)
+    # Encoded as workers send batches, then sliced: "Gamma." stays in the dictionary only.
+    encoded = replace_column(second, "text", pc.dictionary_encode(second["text"]))
+    sliced = encoded.slice(1)
+    table = pool.decode(pa.concat_tables([pool.encode(first), pool.encode(sliced)]))
+    rows = table.select(["text", "text_hash"]).to_pylist()
+    assert [row["text"] for row in rows] == ["Alpha.", "Beta.", "Alpha."]
+    assert all(row["text_hash"] == text_hash(row["text"]) for row in rows)
+    hashes: Any = table["text_hash"].combine_chunks()
+    assert hashes.dictionary.to_pylist() == [text_hash(t) for t in ("Alpha.", "Beta.", "Gamma.")]
