@@ -20,7 +20,7 @@ _SYMBOL = re.compile(SYMBOL_PATTERN)
 # A gap a stripped symbol leaves: two or more blanks, or a non-breaking one, between
 # words, but not the double space some writers put after a full stop.
 _GAP = re.compile(
-    r"(?<![.!?:;)\"'\u201d\u2019])(?:[ \t]{2,}|[ \t]*[\u00a0\u2007\u202f][ \t]*)(?=\S)"
+    r"(?<![.!?:;)\"'\u201d\u2019])(?:[ \t]{2,}|[ \t]*[" + "".join(_NO_BREAK) + r"][ \t]*)(?=\S)"
 )
 
 GENERIC_TITLES = frozenset({
