@@ -138,10 +138,16 @@ def with_metadata(name: str, schema: pa.Schema) -> pa.Schema:
 
 
 def _v1_to_v2(name: str, table: pa.Table) -> pa.Table:
-    """Version 2 keeps the manifest's `fetched_at` on each sighting; older rows lack it."""
-    if name != "sightings" or "fetched_at" in table.column_names:
-        return table
-    return table.append_column("fetched_at", pa.nulls(table.num_rows, pa.string()))
+    """Version 2 keeps the manifest's `fetched_at` on each sighting; older rows lack it.
+
+    The first version-1 datasets also lack the rule numbers of their changes (added before
+    the version was first raised): they come back empty.
+    """
+    missing = {"sightings": ["fetched_at"], "changes": ["old_rule_id", "new_rule_id"]}
+    for column in missing.get(name, []):
+        if column not in table.column_names:
+            table = table.append_column(column, pa.nulls(table.num_rows, pa.string()))
+    return table
 
 
 def _v2_to_v3(name: str, table: pa.Table) -> pa.Table:

@@ -131,12 +131,16 @@ def test_identical_runs_write_identical_bytes(raw_copy: Path, tmp_path: Path) ->
 
 
 def test_older_schema_is_migrated(raw_copy: Path, out: Path) -> None:
-    """A version-1 dataset (no fetched_at) is read, and rewritten as the current version."""
+    """A version-1 dataset is read, and rewritten as the current version.
+
+    Version 1 had no fetched_at; its first datasets had no rule numbers in their changes.
+    """
     ingest([raw_copy], out=out)
     for path in out.glob("*.parquet"):
         table = pq.read_table(path)
-        if "fetched_at" in table.column_names:
-            table = table.drop_columns(["fetched_at"])
+        for column in ("fetched_at", "old_rule_id", "new_rule_id"):
+            if column in table.column_names:
+                table = table.drop_columns([column])
         pq.write_table(table.replace_schema_metadata({VERSION_KEY: b"1"}), path)
     assert sorted(store.outdated(out)) == ["changes", "files", "rulings", "runs", "sightings"]
     report = ingest([raw_copy], out=out)  # nothing new to read
@@ -145,6 +149,8 @@ def test_older_schema_is_migrated(raw_copy: Path, out: Path) -> None:
     for path in out.glob("*.parquet"):
         assert pq.read_schema(path).metadata[VERSION_KEY] == str(SCHEMA_VERSION).encode()
     assert pq.read_table(out / "sightings.parquet")["fetched_at"].null_count == 77
+    changes = pq.read_table(out / "changes.parquet")
+    assert changes["new_rule_id"].null_count == changes.num_rows
 
 
 @settings(max_examples=60, deadline=None)
