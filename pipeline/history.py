@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.diff import Change, ChangeType, Version, compare, group_id
-from pipeline.keys import codes
+from pipeline.keys import codes, first_rows
 from pipeline.merge import KEY, lookup
 from pipeline.schema import CHANGES, in_memory
 
@@ -52,7 +52,9 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     changes: list[Change] = []
     for snap, (card, source, versions) in sorted(fresh.items(), key=_by_card_and_source):
         changes += compare(old[snap][2], versions, card=card, source=source)
-    return _in_order(changes_table(changes, run), new, _first_rows(new, pc.invert(known)), run)
+    return _in_order(
+        changes_table(changes, run), new, first_rows(new, _FIRST_KEYS, where=pc.invert(known)), run
+    )
 
 
 Snapshot = tuple[str | None, str, list[Version]]
@@ -101,23 +103,15 @@ def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=CHANGES)
 
 
-def _first_rows(new: pa.Table, unknown: Any) -> Any:  # noqa: ANN401 - Arrow in and out
-    """NEW's first row of each distinct first sighting, among the rows UNKNOWN marks."""
-    [keys] = codes([new], _FIRST_KEYS)
-    rows = pa.table({"_key": keys, "_row": pa.array(range(new.num_rows), pa.int64())})
-    firsts = rows.filter(unknown).group_by("_key", use_threads=False).aggregate([("_row", "min")])
-    return firsts["_row_min"]
-
-
-def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> pa.Table:  # noqa: ANN401
-    """The compared changes and NEW's FIRST_ROWS as additions, in changelog order.
+def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa.Table:  # noqa: ANN401
+    """The compared changes, and NEW's rows at ADDITIONS as added, in changelog order.
 
     Additions of snapshots read for the first time do not repeat their texts (a first
     ingest would store every text twice): `new_text` is null and the text is the ruling's,
     by `new_text_hash`. A first ingest makes as many of them as it reads rulings, so they
     are sorted by integer codes and each column is gathered once, straight from NEW.
     """
-    count, known = len(first_rows), compared.num_rows
+    count, known = len(additions), compared.num_rows
     rank = {t.value: n for n, t in enumerate(ChangeType)}
     ours: list[Any] = [
         compared["card"],
@@ -132,12 +126,12 @@ def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> p
                          new["effective_date"], new["text_hash"]]  # fmt: skip
     keys = [pa.Table.from_arrays(columns, names=_CHANGES_ORDER) for columns in (ours, theirs)]
     compared_codes, new_codes = codes(keys, _CHANGES_ORDER, nulls_first=_NULLS_FIRST)
-    both = pa.chunked_array([*compared_codes.chunks, *pc.take(new_codes, first_rows).chunks])
+    both = pa.chunked_array([*compared_codes.chunks, *pc.take(new_codes, additions).chunks])
     order: Any = pc.sort_indices(both).cast(pa.int64())
     # ORDER points into the compared rows, then the additions; WHERE into compared, then NEW.
     offset = pa.scalar(known, pa.int64())
     nth_added = pc.if_else(pc.greater_equal(order, offset), pc.subtract(order, offset), None)
-    where = pc.coalesce(pc.add(pc.take(first_rows, nth_added), offset), order)
+    where = pc.coalesce(pc.add(pc.take(additions, nth_added), offset), order)
 
     def gathered(name: str, from_new: Any) -> Any:  # noqa: ANN401
         # NEW's columns may be dictionary-encoded: gathered as they are, never decoded whole.
@@ -150,8 +144,7 @@ def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> p
         added = pa.repeat(pa.scalar(value, CHANGES.field(name).type), count).cast(kind)
         return pc.take(pa.chunked_array([*compared[name].cast(kind).chunks, added], kind), order)
 
-    columns = {name: constant(name, None) for name in CHANGES.names}
-    columns.update({
+    columns: dict[str, Any] = {
         "card": gathered("card", new["card"]),
         "source": gathered("source", new["source"]),
         "new_text_hash": gathered("new_text_hash", new["text_hash"]),
@@ -162,10 +155,14 @@ def _in_order(compared: pa.Table, new: pa.Table, first_rows: Any, run: int) -> p
         "rule_change": constant("rule_change", value=False),
         "silent": constant("silent", value=False),
         "first_seen": constant("first_seen", value=True),
-    })  # fmt: skip
-    groups = _addition_groups(new, first_rows)
+    }  # fmt: skip
+    groups = _addition_groups(new, additions)
     ours = compared["group"].cast(groups.type).chunks
     columns["group"] = pc.take(pa.chunked_array([*ours, groups], groups.type), order)
+    # The rest are empty for additions: old sides, similarity, texts.
+    for name in CHANGES.names:
+        if name not in columns:
+            columns[name] = constant(name, None)
     return pa.Table.from_pydict(columns, schema=_HELD)
 
 

@@ -175,7 +175,7 @@ def _detect_ahead(batch: pa.Table) -> None:
     Detection is cached by text, so assign_languages() finds these ready; the main process
     has little else to do until the last batch arrives.
     """
-    for text in strings(pc.unique(batch.filter(pc.is_null(batch["lang"]))["text"])):
+    for text in strings(pc.unique(batch["text"].filter(pc.is_null(batch["lang"])))):
         detect_language(text)
 
 

@@ -57,6 +57,18 @@ def codes(
     return out
 
 
+def first_rows(table: pa.Table, names: Sequence[str], where: Any = None) -> Any:  # noqa: ANN401
+    """The index of the first row of each distinct key NAMES of TABLE, in no set order.
+
+    WHERE, a boolean mask, limits the rows looked at.
+    """
+    [keys] = codes([table], names)
+    rows = pa.table({"_key": keys, "_row": pa.array(range(table.num_rows), pa.int64())})
+    if where is not None:
+        rows = rows.filter(where)
+    return rows.group_by("_key", use_threads=False).aggregate([("_row", "min")])["_row_min"]
+
+
 def _renumbered(codes: Any) -> tuple[Any, int]:  # noqa: ANN401 - int64 codes in and out
     """The same codes as 0, 1, 2… in their order, and how many distinct there are."""
     ranks = pc.rank(codes.combine_chunks(), sort_keys="ascending", tiebreaker="dense")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.keys import codes
+from pipeline.keys import codes, first_rows
 from pipeline.language import detect_language
 from pipeline.models import Sighting
 from pipeline.normalize import SYMBOL_PATTERN, clean, has_symbol_gap, hash_clean
@@ -167,10 +167,7 @@ def texts_with_symbols(rulings: pa.Table) -> list[str]:
 
 def known_languages(rulings: pa.Table) -> dict[str, str]:
     """Map each stored text hash to its language, so no text is detected twice."""
-    [hashes] = codes([rulings], ["text_hash"])
-    rows = pa.table({"_hash": hashes, "_row": pa.array(range(rulings.num_rows), pa.int64())})
-    firsts = rows.group_by("_hash", use_threads=False).aggregate([("_row", "min")])
-    chosen = rulings.select(["text_hash", "lang"]).take(firsts["_row_min"])
+    chosen = rulings.select(["text_hash", "lang"]).take(first_rows(rulings, ["text_hash"]))
     pairs = zip(chosen["text_hash"].to_pylist(), chosen["lang"].to_pylist(), strict=True)
     return {str(h): str(lang) for h, lang in pairs}
 
@@ -180,12 +177,9 @@ def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
 
     KNOWN maps text hashes to the languages the dataset already holds.
     """
-    [hashes] = codes([sightings], ["text_hash"])
-    rows = pa.table({"_hash": hashes, "_row": pa.array(range(sightings.num_rows), pa.int64())})
-    undeclared = rows.filter(pc.is_null(sightings["lang"]))
-    firsts = undeclared.group_by("_hash", use_threads=False).aggregate([("_row", "min")])
-    texts = sightings[RULING_TEXT].take(firsts["_row_min"])
-    text_hashes = sightings["text_hash"].take(firsts["_row_min"])
+    firsts = first_rows(sightings, ["text_hash"], where=pc.is_null(sightings["lang"]))
+    texts = sightings[RULING_TEXT].take(firsts)
+    text_hashes = sightings["text_hash"].take(firsts)
     langs = dict(known)
     for text_hash, text in zip(strings(text_hashes), strings(texts), strict=True):
         if text_hash not in langs:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import keys
-from pipeline.keys import codes
+from pipeline.keys import codes, first_rows
 
 VALUES = st.one_of(st.none(), st.sampled_from(["", "a", "b", "ab", "Z", "\x00"]))
 ROWS = st.lists(st.tuples(VALUES, VALUES, st.one_of(st.none(), st.integers(0, 3))), max_size=40)
@@ -76,3 +76,11 @@ def test_codes_need_a_column() -> None:
     """An empty key is a programming error, said plainly."""
     with pytest.raises(ValueError, match="at least one column"):
         codes([pa.table({"a": [1]})], [])
+
+
+def test_first_rows_gives_each_keys_first_row_among_the_marked_ones() -> None:
+    """One row index per distinct key, the earliest; rows the mask leaves out are not seen."""
+    table = pa.table({"k": ["b", "a", None, "b", "a", None, "c"]})
+    assert sorted(first_rows(table, ["k"]).to_pylist()) == [0, 1, 2, 6]
+    mask = pa.array([False, True, True, True, True, True, False])
+    assert sorted(first_rows(table, ["k"], where=mask).to_pylist()) == [1, 2, 3]
