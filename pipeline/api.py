@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from pipeline import store
 from pipeline.dataset import load_history, require_dataset
-from pipeline.schema import TABLES
+from pipeline.schema import PARTITIONED, TABLES
 
 if TYPE_CHECKING:
     import duckdb
@@ -25,20 +25,31 @@ def _frame(table: pa.Table) -> pd.DataFrame:
 
 
 class Dataset:
-    """A dataset folder written by `pipeline ingest`, opened read-only."""
+    """A dataset folder written by `pipeline ingest`, opened read-only.
+
+    It pins the version in force when it is opened: every method reads that version,
+    whatever runs commit meanwhile (for as long as commit.RETAIN_SECONDS keeps it after it
+    is superseded). Open the dataset again to see later runs.
+    """
 
     def __init__(self, path: str | Path = "normalized") -> None:
         self.path = Path(path)
         require_dataset(self.path)
-        for name in TABLES:  # fail now, with the file's name, not half way through a notebook
-            store.read_table(self.path, name).schema  # noqa: B018 - read to validate
+        self._version = store.open_version(self.path)
+        for name in store.VERSIONED:  # fail now, with the file's name, not in a notebook
+            self._version.table(name).schema  # noqa: B018 - read to validate
 
     def __repr__(self) -> str:
         return f"Dataset({str(self.path)!r})"
 
-    def _table(self, name: str) -> pa.Table:
+    @property
+    def last_run(self) -> int:
+        """The latest run of the pinned version (0 before the first)."""
+        return self._version.last_run
+
+    def _table(self, name: str, **options: Any) -> pa.Table:  # noqa: ANN401
         # Plain strings for analysts (the stages hold `text` dictionary-encoded).
-        return store.read_table(self.path, name).cast(TABLES[name])
+        return self._version.table(name, **options).cast(TABLES[name])
 
     def rulings(
         self,
@@ -73,21 +84,20 @@ class Dataset:
         rule_changes_only: bool = False,
     ) -> pd.DataFrame:
         """Changes of one run, of the runs started since a date, or of all runs."""
-        table = self._table("changes")
-        if run is not None:
-            table = table.filter(pc.field("run") == run)
+        chosen: list[int] | None = None if run is None else [run]
         if since is not None:
             day = dt.date.fromisoformat(since) if isinstance(since, str) else since
-            runs = self._table("runs")
-            chosen = [r["run"] for r in runs.to_pylist() if r["started_at"].date() >= day]
-            table = table.filter(pc.is_in(table["run"], value_set=pa.array(chosen, pa.int64())))
+            runs = self._table("runs").to_pylist()
+            later = [r["run"] for r in runs if r["started_at"].date() >= day]
+            chosen = later if chosen is None else [r for r in chosen if r in later]
+        table = self._table("changes", runs=chosen)
         if rule_changes_only:
             table = table.filter(pc.field("rule_change"))
         return _frame(table)
 
     def history(self, card: str) -> pd.DataFrame:
         """Every version of every ruling of CARD, oldest first, with when it came and went."""
-        entries = [asdict(e) for e in load_history(self.path, card)]
+        entries = [asdict(e) for e in load_history(self.path, card, self._version)]
         return pd.DataFrame(entries).convert_dtypes(dtype_backend="pyarrow")
 
     def runs(self) -> pd.DataFrame:
@@ -102,14 +112,27 @@ class Dataset:
             msg = "Dataset.duckdb() needs DuckDB: pip install '.[analysis]'"
             raise ImportError(msg) from exc
         connection = duckdb.connect()
+        version = self._version
         for name in TABLES:
-            path = store.path_of(self.path, name)
-            if path.exists():
-                quoted = str(path).replace("'", "''")
-                # The view name is one of our table names and the path is quoted: no injection.
-                view = f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{quoted}')"  # noqa: S608
-                connection.execute(view)
+            columns = ", ".join(f'"{column}"' for column in TABLES[name].names)
+            if name in PARTITIONED and not store.legacy(self.path, version.base):
+                if not store.part_runs(self.path, name):
+                    connection.from_arrow(TABLES[name].empty_table()).create_view(name)
+                    continue
+                pattern = _quoted(store.path_of(self.path, name) / "*" / store.PART)
+                source = (
+                    f"read_parquet({pattern}, hive_partitioning = true, "
+                    f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run}"
+                )
+            else:
+                source = f"read_parquet({_quoted(version.base / f'{name}.parquet')})"
+            # Names are our tables' and columns', paths are quoted: no injection.
+            connection.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")  # noqa: S608
         return connection
+
+
+def _quoted(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 def open_dataset(path: str | Path = "normalized") -> Dataset:

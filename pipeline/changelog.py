@@ -73,12 +73,14 @@ def changeset(
     runs: list[int],
     rule_titles: dict[str, str] | None = None,
     langs: dict[str, str] | None = None,
+    rule_rows: pa.Table | None = None,
 ) -> Changeset:
     """Gather the changes of RUNS into groups: the same change on many cards is one group.
 
     RULE_TITLES maps rule numbers such as 702.62 to their titles ("Suspend"): with them,
-    each ruling change names the rule changes (of any run) that explain it. LANGS maps
-    text hashes to languages, for the groups' `lang`.
+    each ruling change names the rule changes (of any run) that explain it; RULE_ROWS,
+    when given, are those rule changes (see is_rule_change), else CHANGES holds them. LANGS
+    maps text hashes to languages, for the groups' `lang`.
     """
     picked = changes.filter(pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64())))
     # First sightings are counted per (card, source), in Arrow: a first ingest has as many
@@ -96,7 +98,7 @@ def changeset(
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in picked.filter(pc.invert(seen_first)).to_pylist():
         grouped.setdefault(row["group"], []).append(row)
-    rules = _rule_changes(changes, rule_titles or {})
+    rules = _rule_changes(changes if rule_rows is None else rule_rows, rule_titles or {})
     groups = [_explained(_group(members, langs or {}), rules) for members in grouped.values()]
     groups.sort(key=_group_order)
     seen = sorted(((c, s, n) for (c, s), n in first.items()), key=lambda t: _card_key(t[:2]))
@@ -142,15 +144,19 @@ class _RuleChange:
     keyword: re.Pattern[str]
 
 
+def is_rule_change(changes: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+    """Which CHANGES are changes of numbered rules (not first sightings of a release)."""
+    rule_ids = pc.coalesce(changes["new_rule_id"], changes["old_rule_id"])
+    return pc.and_(pc.is_valid(rule_ids), pc.invert(changes["first_seen"]))
+
+
 def _rule_changes(changes: pa.Table, titles: dict[str, str]) -> list[_RuleChange]:
     """Changes of keyword rules (702.62a under 702.62 "Suspend"), with their keyword.
 
     A release read for the first time changes nothing: its rules are first sightings.
     """
-    rule_ids = pc.coalesce(changes["new_rule_id"], changes["old_rule_id"])
-    changed = pc.and_(pc.is_valid(rule_ids), pc.invert(changes["first_seen"]))
     found = []
-    for row in changes.filter(changed).to_pylist():
+    for row in changes.filter(is_rule_change(changes)).to_pylist():
         rule_id = row["new_rule_id"] or row["old_rule_id"]
         parent = re.match(r"\d{3}\.\d+", rule_id)
         title = titles.get(parent.group()) if parent else None

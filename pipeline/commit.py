@@ -1,31 +1,55 @@
 """Crash-safe commits: every table of a run appears at once, or none does.
 
-The folder holds each version of the dataset in `.versions/NNNNNN/` and a symbolic link
-`.current` to the version in force; each `NAME.parquet` is a link to `.current/NAME.parquet`.
-A commit builds the next version beside the current one (tables it does not rewrite are
-hard links to the current files), then switches `.current` with one atomic rename. A crash
-before that rename leaves the previous version in force; after it, the new one. Readers
-(pandas, DuckDB, Polars) open `NAME.parquet` and never see a half-written file: temporary
-names start with a dot and do not end in `.parquet`.
+The rewritten tables (store.VERSIONED) of each version live in `.versions/NNNNNN/`; a
+symbolic link `.current` names the version in force, and each `NAME.parquet` is a link to
+`.current/NAME.parquet`. A commit builds the next version beside the current one (tables it
+does not rewrite are hard links to the current files) with the run's parts of the
+append-only tables staged inside it, moves each part to its final place
+(`sightings/run=42/part-0.parquet`, one rename each), then switches `.current` with one
+atomic rename: the commit point. A crash before the switch leaves the previous version in
+force, and the next run removes the parts of runs that version does not know; after it, the
+new one. Temporary names start with a dot and do not end in `.parquet`.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.errors import StoreError
-from pipeline.schema import ENCODED_IN_MEMORY, TABLES, in_memory, with_metadata
-from pipeline.store import path_of
+from pipeline.schema import (
+    ENCODED_IN_MEMORY,
+    PARTITION_KEY,
+    PARTITIONED,
+    TABLES,
+    in_memory,
+    on_disk,
+    with_metadata,
+)
+from pipeline.store import (
+    CURRENT,
+    VERSIONED,
+    VERSIONS,
+    legacy,
+    part_path,
+    part_runs,
+)
 
-VERSIONS = ".versions"
-CURRENT = ".current"
-_KEEP = 2  # the version in force and the one before, for readers still on it
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+# A superseded version stays this long for the readers that pinned it (Dataset, or a path
+# under .versions/); the one just before the version in force is always kept.
+RETAIN_SECONDS = float(os.environ.get("PIPELINE_RETAIN_SECONDS", "3600") or "3600")
 # Columns with few distinct values, stored dictionary-encoded.
 _DICTIONARY_COLUMNS = [
     "card", "card_printed", "lang", "kind", "layout", "source", "source_path", "status",
@@ -34,26 +58,41 @@ _DICTIONARY_COLUMNS = [
 ROW_GROUP = 100_000
 
 
-def commit(out: Path, tables: dict[str, pa.Table]) -> None:
-    """Make TABLES (and the other tables as they are) the dataset's next version, at once."""
+def commit(
+    out: Path,
+    tables: Mapping[str, pa.Table],
+    parts: Mapping[tuple[str, int], pa.Table] | None = None,
+) -> None:
+    """Make TABLES (and the other tables as they are) and PARTS the next version, at once.
+
+    TABLES maps rewritten tables to their new contents; PARTS maps (table, run) to the
+    rows of a new part of an append-only table.
+    """
+    parts = parts or {}
     try:
         current = _initialise(out)
         number = int(current.name) + 1
         staging = out / VERSIONS / f"{number:06d}.tmp"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        for name in sorted(TABLES):
+        for name in sorted(VERSIONED):
             _checkpoint()
             target = staging / f"{name}.parquet"
             if name in tables:
                 _write_durable(target, tables[name], name)
             else:
                 _link_or_copy(current / f"{name}.parquet", target)
+        for (name, run), table in sorted(parts.items()):
+            _checkpoint()
+            _write_durable(staging / _staged(name, run), table, name)
         _fsync(staging)
         _checkpoint()
         version = staging.rename(out / VERSIONS / f"{number:06d}")
         _fsync(out / VERSIONS)
         _checkpoint()
+        for name, run in sorted(parts):
+            _publish(version / _staged(name, run), part_path(out, name, run))
+            _checkpoint()
         _switch(out, version)
         _checkpoint()
         recover(out)
@@ -62,18 +101,63 @@ def commit(out: Path, tables: dict[str, pa.Table]) -> None:
         raise StoreError(msg) from exc
 
 
+def _staged(name: str, run: int) -> str:
+    return f".{name}-{run}.part"
+
+
+def _publish(staged: Path, final: Path) -> None:
+    """Move a staged part to its final place: it appears whole, by one rename."""
+    folder = final.parent
+    if not folder.is_dir():
+        folder.mkdir(parents=True)
+        _fsync(folder.parent)
+    staged.replace(final)
+    _fsync(folder)
+
+
 def recover(out: Path) -> None:
-    """Drop what an interrupted commit left, and keep the links to the version in force."""
+    """Drop what an interrupted commit left, and keep the links to the version in force.
+
+    Parts of runs the version in force does not know (a commit that never switched) are
+    removed, as are all parts while the version in force still keeps its append-only
+    tables as single files (an interrupted upgrade from schema version 3). Superseded
+    versions go once they have been superseded for RETAIN_SECONDS, except the last one.
+    """
     versions = out / VERSIONS
     if not (out / CURRENT).is_symlink():
         return
     (out / f"{CURRENT}.tmp").unlink(missing_ok=True)
+    in_force = (out / CURRENT).resolve()
     for name in TABLES:
-        _ensure_link(out, name)
-    in_force = (out / CURRENT).resolve().name
+        if (in_force / f"{name}.parquet").is_file():
+            _ensure_link(out, name)
+        elif (out / f"{name}.parquet").is_symlink():
+            (out / f"{name}.parquet").unlink()  # a table the version no longer keeps
+    _drop_unknown_parts(out, in_force)
+    _retire_versions(versions, in_force.name)
+
+
+def _drop_unknown_parts(out: Path, in_force: Path) -> None:
+    if legacy(out, in_force):
+        for name in PARTITIONED:
+            shutil.rmtree(out / name, ignore_errors=True)
+        return
+    runs = pq.read_table(in_force / "runs.parquet", columns=[PARTITION_KEY])[PARTITION_KEY]
+    last = pc.max(runs).as_py() or 0
+    for name in PARTITIONED:
+        for run in part_runs(out, name):
+            if run > last:
+                shutil.rmtree(part_path(out, name, run).parent)
+
+
+def _retire_versions(versions: Path, in_force: str) -> None:
     numbered = sorted(p.name for p in versions.iterdir() if p.name.isdigit())
     at = numbered.index(in_force)
-    keep = set(numbered[max(0, at - _KEEP + 1) : at + 1])
+    now = time.time()
+    keep = {in_force, *numbered[max(0, at - 1) : at]}
+    for older, newer in itertools.pairwise(numbered[: at + 1]):
+        if now - (versions / newer).stat().st_mtime < RETAIN_SECONDS:
+            keep.add(older)  # superseded only lately: a reader may still be on it
     for path in versions.iterdir():
         if path.name not in keep:
             shutil.rmtree(path, ignore_errors=True)
@@ -88,7 +172,16 @@ def _initialise(out: Path) -> Path:
     current = out / CURRENT
     if current.is_symlink() and current.resolve().is_dir():
         recover(out)
-        return current.resolve()
+        in_force = current.resolve()
+        for name in VERSIONED:  # a version written before the table existed
+            if not (in_force / f"{name}.parquet").exists():
+                return _adopt(out, in_force)
+        return in_force
+    return _adopt(out, out)
+
+
+def _adopt(out: Path, folder: Path) -> Path:
+    """A new version holding FOLDER's table files, and empty tables for those it lacks."""
     versions = out / VERSIONS
     numbered = (
         [int(p.name) for p in versions.iterdir() if p.name.isdigit()] if versions.is_dir() else []
@@ -97,15 +190,16 @@ def _initialise(out: Path) -> Path:
     staging = versions / f"{name_of}.tmp"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    for name, schema in TABLES.items():
-        plain = path_of(out, name)
+    for name in TABLES:
+        found = folder / f"{name}.parquet"
         target = staging / f"{name}.parquet"
-        if plain.is_file():
-            _link_or_copy(plain.resolve(), target)
-        else:
-            _write_durable(target, schema.empty_table(), name)
+        if found.is_file():
+            _link_or_copy(found.resolve(), target)
+        elif name not in PARTITIONED:
+            _write_durable(target, in_memory(name).empty_table(), name)
     _fsync(staging)
     version = staging.rename(versions / name_of)
+    current = out / CURRENT
     if current.is_dir() and not current.is_symlink():
         shutil.rmtree(current)  # a copied version, not a link
     _switch(out, version)
@@ -124,7 +218,7 @@ def _switch(out: Path, version: Path) -> None:
 
 def _ensure_link(out: Path, name: str) -> None:
     """Make NAME.parquet the link to `.current/NAME.parquet` (replacing an older plain file)."""
-    final = path_of(out, name)
+    final = out / f"{name}.parquet"
     target = Path(CURRENT) / final.name
     if final.is_symlink() and final.readlink() == target:
         return
@@ -163,6 +257,9 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
     schema.TABLES, plain strings; the schema version goes in the key-value metadata.
     """
     schema = in_memory(name)
+    if name in PARTITIONED:  # the run is in the part's folder name, not in its file
+        schema = schema.remove(schema.get_field_index(PARTITION_KEY))
+        table = table.drop_columns([PARTITION_KEY])
     encoded = ENCODED_IN_MEMORY.get(name, frozenset())
     columns = [c for c in schema.names if c in encoded or c in _DICTIONARY_COLUMNS]
     with path.open("wb") as handle:
@@ -175,7 +272,7 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
         )
         for start in range(0, table.num_rows, ROW_GROUP):
             writer.write_table(table.slice(start, ROW_GROUP).cast(schema))
-        metadata = with_metadata(name, TABLES[name]).metadata or {}
+        metadata = with_metadata(name, on_disk(name)).metadata or {}
         writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
         writer.close()
         handle.flush()

@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import store
-from pipeline.changelog import Changeset, changeset
+from pipeline.changelog import Changeset, changeset, is_rule_change
 from pipeline.errors import UsageError
 from pipeline.history import HistoryEntry, card_history
 from pipeline.merge import known_languages, strings
@@ -27,7 +28,7 @@ def require_dataset(out: Path) -> None:
 def select_runs(out: Path, *, run: int | None = None, since: dt.date | None = None) -> list[int]:
     """The runs a report covers: RUN, the runs started on or after SINCE, or the latest."""
     require_dataset(out)
-    runs = store.read_table(out, "runs")
+    runs = store.open_version(out).table("runs")
     ids = [r for r in runs["run"].to_pylist() if isinstance(r, int)]
     if run is not None:
         if run not in ids:
@@ -47,24 +48,30 @@ def _span(ids: list[int]) -> str:
 def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None = None) -> Changeset:
     """The changeset of the selected runs, linked to the rule changes that explain them."""
     runs = select_runs(out, run=run, since=since)
-    langs = known_languages(store.read_table(out, "rulings"))
-    return changeset(store.read_table(out, "changes"), runs, rule_titles(out), langs)
+    version = store.open_version(out)
+    rulings = version.table("rulings")
+    changes = version.table("changes", runs=runs)
+    rules = version.table("changes", where=is_rule_change)
+    return changeset(changes, runs, rule_titles(rulings), known_languages(rulings), rules)
 
 
-def rule_titles(out: Path) -> dict[str, str]:
-    """Titles of the numbered rule sections the dataset holds: {"702.62": "Suspend"}."""
-    rulings = store.read_table(out, "rulings").select(["rule_id", "text"])
+def rule_titles(rulings: pa.Table) -> dict[str, str]:
+    """Titles of the numbered rule sections among RULINGS: {"702.62": "Suspend"}."""
+    rulings = rulings.select(["rule_id", "text"])
     sections = rulings.filter(pc.match_substring_regex(rulings["rule_id"], r"^\d{3}\.\d+$"))
     return dict(zip(strings(sections["rule_id"]), strings(sections["text"]), strict=True))
 
 
-def load_history(out: Path, card: str) -> list[HistoryEntry]:
-    """Every version of every ruling of CARD; a card never read is a usage error."""
+def load_history(out: Path, card: str, version: store.Version | None = None) -> list[HistoryEntry]:
+    """Every version of every ruling of CARD (in VERSION, or the one in force)."""
     require_dataset(out)
-    sightings = store.read_table(out, "sightings")
+    version = version or store.open_version(out)
+    wanted = pa.scalar(card)
+    sightings = version.table("sightings", where=lambda part: pc.equal(part["card"], wanted))
     entries = card_history(sightings, card)
     if not entries:
-        names = sorted({c for c in pc.unique(sightings["card"]).to_pylist() if c})
+        cards = version.table("rulings")["card"]
+        names = sorted({c for c in pc.unique(cards).to_pylist() if c})
         close = [n for n in names if card.casefold() in n.casefold()][:5]
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         msg = f"no rulings of card {card!r} in {out}{hint}"

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from pipeline.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.keys import codes, first_rows
 from pipeline.merge import KEY, lookup
-from pipeline.schema import CHANGES, in_memory
+from pipeline.schema import CHANGES, STATE, in_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -27,6 +27,7 @@ _VERSION_COLUMNS = ["run", "card", "source", "text_hash", "effective_date", "tex
 _CHANGES_ORDER = ["card", "source", "_rank", "_rule", "_date", "_hash"]
 _NULLS_FIRST = frozenset({"_rule", "_date"})
 _HELD = in_memory("changes")
+_STATE_ORDER = ["card", "source", "source_path", "position"]
 
 
 def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
@@ -181,16 +182,40 @@ def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow i
     return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
 
 
-def with_current(rulings: pa.Table, sightings: pa.Table) -> pa.Table:
-    """Add `current`: the ruling is in the latest snapshot of a (card, source) that read it."""
+def with_current(rulings: pa.Table, state: pa.Table) -> pa.Table:
+    """Add `current`: the ruling is in the latest snapshot of a (card, source) that read it.
+
+    STATE holds exactly those latest snapshots (see next_state).
+    """
+    ruling_codes, state_codes = codes([rulings, state.select(KEY)], KEY)
+    flags = pc.is_in(ruling_codes, value_set=pc.unique(state_codes))
+    return rulings.append_column("current", flags)
+
+
+def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
+    """The last snapshot of each (card, source) once NEW, a run's sightings, is added.
+
+    A snapshot the run read replaces the one STATE held; the others stay as they were.
+    Rows are ordered by card, source, path and position (nulls first), whatever came when.
+    """
+    state_snaps, new_snaps = codes([state, new], SNAPSHOT)
+    kept = state.filter(pc.invert(pc.is_in(state_snaps, value_set=pc.unique(new_snaps))))
+    return _state_order(pa.concat_tables([kept, new.select(STATE.names).cast(kept.schema)]))
+
+
+def state_from_sightings(sightings: pa.Table) -> pa.Table:
+    """The state of a dataset whose every sighting is at hand (an upgrade from version 3)."""
     [snaps] = codes([sightings], SNAPSHOT)
     runs = sightings.select(["run"]).append_column("_snap", snaps)
     latest = runs.group_by("_snap", use_threads=False).aggregate([("run", "max")])
     wanted = pc.take(latest["run_max"], pc.index_in(snaps, value_set=latest["_snap"]))
-    ruling_codes, sighting_codes = codes([rulings, sightings], KEY)
-    in_latest = sighting_codes.filter(pc.equal(sightings["run"], wanted))
-    flags = pc.is_in(ruling_codes, value_set=pc.unique(in_latest))
-    return rulings.append_column("current", flags)
+    rows = sightings.filter(pc.equal(sightings["run"], wanted)).select(STATE.names)
+    return _state_order(rows.cast(in_memory("state")))
+
+
+def _state_order(state: pa.Table) -> pa.Table:
+    [order] = codes([state], _STATE_ORDER, nulls_first=_STATE_ORDER)
+    return state.take(pc.sort_indices(order))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from pipeline import commit, executor, read, store
 from pipeline.catalog import Catalog, apply_catalog
 from pipeline.errors import InputError
-from pipeline.history import run_changes, with_current
+from pipeline.history import next_state, run_changes, state_from_sightings, with_current
 from pipeline.language import detect_language
 from pipeline.merge import (
     RULING_TEXT,
@@ -98,6 +98,7 @@ def ingest(
     ]
     with store.writer_lock(out, wait), executor.quiet_gc(), executor.returning_pool():
         commit.recover(out)
+        upgrade(out)
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
@@ -146,17 +147,47 @@ def ingest(
             finished_at=dt.datetime.now(tz=dt.UTC),
         )
         if report.stored:
-            # Tables of an older schema version are rewritten, migrated, by this commit.
-            tables = {name: store.read_table(out, name) for name in store.outdated(out)}
-            tables["runs"] = pa.concat_tables([runs, _run_row(report, paths)])
-            written = [r for r in reports if r.status is not FileStatus.SKIPPED]
-            if written:
-                tables["files"] = pa.concat_tables([files_table, _file_rows(written, run)])
-            if new is not None and merged is not None and new.num_rows:
-                stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
-                tables.update(_history_tables(out, stored, merged, run))
-            commit.commit(out, tables)
+            tables = {"runs": pa.concat_tables([runs, _run_row(report, paths)])}
+            if any(r.status is not FileStatus.SKIPPED for r in reports):
+                tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
+            _store(out, tables, new, merged, run)
     return report
+
+
+def _store(
+    out: Path, tables: dict[str, pa.Table], new: pa.Table | None, merged: pa.Table | None, run: int
+) -> None:
+    """Commit the run: its runs and files rows, and what its sightings NEW changed."""
+    # Tables of an older schema version are rewritten, migrated, by this commit.
+    tables = {**{name: store.read_table(out, name) for name in store.outdated(out)}, **tables}
+    parts: dict[tuple[str, int], pa.Table] = {}
+    if new is not None and merged is not None and new.num_rows:
+        stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
+        state = store.read_table(out, "state")
+        tables["state"] = next_state(state, stored)
+        tables["rulings"] = with_current(merged, tables["state"])
+        parts[("sightings", run)] = stored
+        parts[("changes", run)] = run_changes(state, stored, run)
+    commit.commit(out, tables, parts)
+
+
+def upgrade(out: Path) -> None:
+    """Move a dataset of schema version 3 or older to the partitioned layout, in one commit.
+
+    Its single sightings and changes files become one part per run, and the state of the
+    last snapshots is built from the sightings; the other tables are migrated as read.
+    """
+    if not store.legacy(out):
+        return
+    sightings = store.read_table(out, "sightings")
+    changes = store.read_table(out, "changes")
+    parts: dict[tuple[str, int], pa.Table] = {}
+    for name, table in (("sightings", sightings), ("changes", changes)):
+        for run in sorted({int(r) for r in pc.unique(table["run"]).to_pylist() if r is not None}):
+            parts[(name, run)] = table.filter(pc.equal(table["run"], pa.scalar(run, pa.int64())))
+    tables = {name: store.read_table(out, name) for name in store.VERSIONED if name != "state"}
+    tables["state"] = state_from_sightings(sightings)
+    commit.commit(out, tables, parts)
 
 
 def _fold(
@@ -177,18 +208,6 @@ def _detect_ahead(batch: pa.Table) -> None:
     """
     for text in strings(pc.unique(batch["text"].filter(pc.is_null(batch["lang"])))):
         detect_language(text)
-
-
-def _history_tables(out: Path, new: pa.Table, merged: pa.Table, run: int) -> dict[str, pa.Table]:
-    """The sightings, rulings (with `current`) and changes tables after this run."""
-    old = store.read_table(out, "sightings")
-    sightings = pa.concat_tables([old, new])
-    changes = run_changes(old, new, run)
-    return {
-        "sightings": sightings,
-        "rulings": with_current(merged, sightings),
-        "changes": pa.concat_tables([store.read_table(out, "changes"), changes]),
-    }
 
 
 def _skip_unchanged(
@@ -248,6 +267,8 @@ def _stored_files(files: pa.Table) -> dict[tuple[str, str], tuple[str, int | Non
 
 
 def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
+    """Rows of files.parquet for the files RUN read or rejected (skipped ones have none)."""
+    reports = [r for r in reports if r.status is not FileStatus.SKIPPED]
     return pa.table(
         {
             "run": [run] * len(reports),

@@ -9,7 +9,7 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -121,13 +121,35 @@ CHANGES = make_schema(
     ]
 )
 
+# The last snapshot of each (card, source): what the next run's diff compares with, and
+# what `rulings.current` is computed from. Sized by the current data, never by the runs.
+STATE = make_schema(
+    [
+        pa.field("card", pa.string()),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("run", pa.int64(), nullable=False),
+        pa.field("source_path", pa.string(), nullable=False),
+        pa.field("position", pa.int64(), nullable=False),
+        pa.field("text_hash", pa.string(), nullable=False),
+        pa.field("effective_date", pa.date32()),
+        pa.field("rule_id", pa.string()),
+        pa.field("text", pa.string(), nullable=False),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "rulings": RULINGS,
     "sightings": SIGHTINGS,
     "files": FILES,
     "runs": RUNS,
     "changes": CHANGES,
+    "state": STATE,
 }
+# Append-only tables: a Hive-partitioned folder, one part per run
+# (`sightings/run=42/part-0.parquet`), whose files hold every column but `run`: readers
+# take it from the folder name. The others are one file each, rewritten by a run.
+PARTITIONED = frozenset({"sightings", "changes"})
+PARTITION_KEY = "run"
 
 
 def with_metadata(name: str, schema: pa.Schema) -> pa.Schema:
@@ -159,8 +181,17 @@ def _v2_to_v3(name: str, table: pa.Table) -> pa.Table:
     return table
 
 
+def _v3_to_v4(_name: str, table: pa.Table) -> pa.Table:
+    """Version 4 changed the layout, not the columns: commit.py moves the files."""
+    return table
+
+
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.
-MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+}
 
 
 # In memory, the long `text` columns are dictionary-encoded: the same rulings recur across
@@ -172,11 +203,20 @@ ENCODED_STRING = pa.dictionary(pa.int32(), pa.string())
 ENCODED_IN_MEMORY: dict[str, frozenset[str]] = {
     "rulings": frozenset({"text", "text_hash"}),
     "changes": frozenset({"change", "group", "new_text_hash", "old_text_hash"}),
+    "state": frozenset({"card", "source", "source_path", "text", "text_hash", "rule_id"}),
     "sightings": frozenset({
         "text", "source_path", "source_sha256", "fetched_at", "layout", "date_printed",
         "card_printed", "card_origin", "kind", "oracle_id", "text_hash", "card", "source",
     }),
 }  # fmt: skip
+
+
+def on_disk(name: str) -> pa.Schema:
+    """Table NAME's schema in its files: a partitioned table's files leave out `run`."""
+    schema = TABLES[name]
+    if name in PARTITIONED:
+        schema = schema.remove(schema.get_field_index(PARTITION_KEY))
+    return schema
 
 
 def in_memory(name: str) -> pa.Schema:

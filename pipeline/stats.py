@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import store
@@ -17,12 +18,14 @@ if TYPE_CHECKING:
 def dataset_stats(out: Path) -> dict[str, Any]:
     """Runs, cards, rulings (current and historical) by language, kind and source."""
     require_dataset(out)
-    rulings = store.read_table(out, "rulings")
-    runs = store.read_table(out, "runs").to_pylist()
-    files = store.read_table(out, "files")
-    sightings = store.read_table(out, "sightings").select(
-        ["text_hash", "card", "effective_date", "source"]
-    )
+    version = store.open_version(out)
+    rulings = version.table("rulings")
+    runs = version.table("runs").to_pylist()
+    files = version.table("files")
+    by_source: Counter[str] = Counter()
+    for part in version.parts("sightings"):  # one run at a time: memory stays flat
+        sources = part["source"].cast(pa.string())
+        by_source.update(str(s) for s in sources.to_pylist())
     last = runs[-1] if runs else None
     current = rulings.filter(pc.field("current"))
     rejected = files.filter(
@@ -39,10 +42,10 @@ def dataset_stats(out: Path) -> dict[str, Any]:
         "cards": len({c for c in rulings["card"].to_pylist() if c}),
         "rulings": {"current": current.num_rows, "historical": rulings.num_rows - current.num_rows,
                     "total": rulings.num_rows},
-        "sightings": sightings.num_rows,
+        "sightings": sum(by_source.values()),
         "by_lang": _counts(rulings, current, "lang"),
         "by_kind": _counts(rulings, current, "kind"),
-        "by_source": dict(sorted(Counter(sightings["source"].to_pylist()).items())),
+        "by_source": dict(sorted(by_source.items())),
         "rejected_last_run": [
             {"path": r["source_path"], "reason": r["reason"]} for r in rejected.to_pylist()
         ],

@@ -1,21 +1,31 @@
 """The dataset folder: reading its tables (migrated), one writer at a time.
 
+Two kinds of table. `rulings`, `files`, `runs` and `state` are one file each, rewritten by a
+run: `NAME.parquet` links to `.current/NAME.parquet`, and `.current` to the version in force
+under `.versions/`. `sightings` and `changes` only grow: a Hive-partitioned folder with one
+immutable part per run, `sightings/run=42/part-0.parquet`. A reader that pins a version
+(`pinned()`) reads its files from that version's folder and the parts of its runs alone.
 Writing is commit.py's: versions switched at once.
 """
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import filelock
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.errors import LockBusyError, StoreError
 from pipeline.schema import (
     ENCODED_IN_MEMORY,
     MIGRATIONS,
+    PARTITION_KEY,
+    PARTITIONED,
     SCHEMA_VERSION,
     TABLES,
     VERSION_KEY,
@@ -23,15 +33,56 @@ from pipeline.schema import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from pathlib import Path
 
 LOCK = ".lock"
+VERSIONS = ".versions"
+CURRENT = ".current"
+PART = "part-0.parquet"
+# The tables rewritten by each run, one file per version.
+VERSIONED = tuple(name for name in TABLES if name not in PARTITIONED)
+_RUN_FOLDER = re.compile(rf"{PARTITION_KEY}=([1-9][0-9]*)")
 
 
 def path_of(out: Path, name: str) -> Path:
-    """The final path of table NAME in the dataset folder."""
-    return out / f"{name}.parquet"
+    """The final path of table NAME in the dataset folder (a folder for partitioned ones)."""
+    return out / name if name in PARTITIONED else out / f"{name}.parquet"
+
+
+def part_path(out: Path, name: str, run: int) -> Path:
+    """Where run RUN's part of the partitioned table NAME lives."""
+    return out / name / f"{PARTITION_KEY}={run}" / PART
+
+
+def pinned(out: Path) -> Path:
+    """The folder whose files are the dataset's version in force, resolved once.
+
+    Reading the rewritten tables from it (not through the `NAME.parquet` links) keeps every
+    read on one version, however many commits happen meanwhile; see commit.recover() for
+    how long a superseded version is kept. A folder of plain files is its own version.
+    """
+    current = out / CURRENT
+    return current.resolve() if current.is_symlink() else out
+
+
+def legacy(out: Path, base: Path | None = None) -> list[str]:
+    """Partitioned tables still kept as one file (schema version 3 and before)."""
+    folder = pinned(out) if base is None else base
+    return [name for name in sorted(PARTITIONED) if (folder / f"{name}.parquet").is_file()]
+
+
+def part_runs(out: Path, name: str) -> list[int]:
+    """The runs that have a part of partitioned table NAME, in order."""
+    folder = out / name
+    if not folder.is_dir():
+        return []
+    runs = []
+    for entry in folder.iterdir():
+        match = _RUN_FOLDER.fullmatch(entry.name)
+        if match and (entry / PART).is_file():
+            runs.append(int(match.group(1)))
+    return sorted(runs)
 
 
 @contextmanager
@@ -53,26 +104,78 @@ def writer_lock(out: Path, wait: float = 0) -> Iterator[None]:
         lock.release()
 
 
-def read_table(out: Path, name: str) -> pa.Table:
+def read_table(
+    out: Path,
+    name: str,
+    *,
+    base: Path | None = None,
+    runs: Iterable[int] | None = None,
+    upto: int | None = None,
+    where: Callable[[pa.Table], Any] | None = None,
+) -> pa.Table:
     """Read table NAME, migrated to the current schema; empty if the dataset lacks it.
 
+    BASE is a pinned version folder (default: the links in OUT). For a partitioned table,
+    RUNS chooses the parts, UPTO drops those of later runs (a pinned reader's horizon), and
+    WHERE filters each part as it is read, so a selection never holds the whole table.
     Some string columns come dictionary-encoded (schema.in_memory).
     """
+    if name not in PARTITIONED or legacy(out, base):
+        folder = out if base is None else base
+        table = _read_file(folder / f"{name}.parquet", name)
+        wanted = None if runs is None else set(runs)
+        if name in PARTITIONED and (wanted is not None or upto is not None):
+            present = {int(r) for r in pc.unique(table[PARTITION_KEY]).to_pylist() if r is not None}
+            keep = sorted(r for r in present if _chosen(r, wanted, upto))
+            table = table.filter(pc.is_in(table[PARTITION_KEY], pa.array(keep, pa.int64())))
+        return table.filter(where(table)) if where is not None and table.num_rows else table
+    return pa.concat_tables(
+        [in_memory(name).empty_table(), *iter_parts(out, name, runs=runs, upto=upto, where=where)]
+    )
+
+
+def iter_parts(
+    out: Path,
+    name: str,
+    *,
+    runs: Iterable[int] | None = None,
+    upto: int | None = None,
+    where: Callable[[pa.Table], Any] | None = None,
+) -> Iterator[pa.Table]:
+    """The parts of partitioned table NAME, one table per run, in run order."""
+    wanted = None if runs is None else set(runs)
+    for run in part_runs(out, name):
+        if _chosen(run, wanted, upto):
+            table = _read_file(part_path(out, name, run), name, run=run)
+            yield table.filter(where(table)) if where is not None and table.num_rows else table
+
+
+def _chosen(run: int, wanted: set[int] | None, upto: int | None) -> bool:
+    return (wanted is None or run in wanted) and (upto is None or run <= upto)
+
+
+def _read_file(path: Path, name: str, *, run: int | None = None) -> pa.Table:
+    """One Parquet file of table NAME, migrated; RUN is a part's run, taken from its folder."""
     schema = TABLES[name]
-    path = path_of(out, name)
     if not path.exists():
         return in_memory(name).empty_table()
     try:
         # ParquetFile rather than read_table: the latter imports pyarrow.dataset (and pandas).
-        handle = pq.ParquetFile(path)
-        encoded = [c for c in handle.schema_arrow.names if c in ENCODED_IN_MEMORY.get(name, ())]
-        if encoded:  # read straight into dictionaries, never as plain strings
-            handle = pq.ParquetFile(path, read_dictionary=encoded)
-        table = handle.read()
+        # One open file for both looks: a path opened twice may meet two versions.
+        with path.open("rb") as source:
+            handle = pq.ParquetFile(source)
+            names = handle.schema_arrow.names
+            encoded = [c for c in names if c in ENCODED_IN_MEMORY.get(name, ())]
+            if encoded:  # read straight into dictionaries, never as plain strings
+                handle = pq.ParquetFile(source, read_dictionary=encoded)
+            table = handle.read()
     except (OSError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable Parquet file ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
     version = _version(path, table.schema)
+    if run is not None:
+        runs = pa.repeat(pa.scalar(run, pa.int64()), table.num_rows)
+        table = table.append_column(PARTITION_KEY, runs)
     for step in range(version, SCHEMA_VERSION):
         table = MIGRATIONS[step](name, table)
     try:
@@ -83,9 +186,12 @@ def read_table(out: Path, name: str) -> pa.Table:
 
 
 def outdated(out: Path) -> list[str]:
-    """Tables written by an older schema version: the next commit rewrites them."""
+    """Rewritten tables written by an older schema version: the next commit rewrites them.
+
+    Parts of partitioned tables are never rewritten: they are migrated as they are read.
+    """
     stale = []
-    for name in TABLES:
+    for name in VERSIONED:
         path = path_of(out, name)
         if path.exists() and _version(path, pq.read_schema(path)) < SCHEMA_VERSION:
             stale.append(name)
@@ -105,3 +211,34 @@ def _version(path: Path, schema: pa.Schema) -> int:
         )
         raise StoreError(msg)
     return version
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One version of a dataset, pinned: every read sees the same run, whatever commits next.
+
+    `base` holds its rewritten tables; of the append-only ones only the parts of runs up
+    to `last_run` belong to it (a part may appear a moment before its run's switch).
+    """
+
+    out: Path
+    base: Path
+    last_run: int
+
+    def table(self, name: str, **options: Any) -> pa.Table:  # noqa: ANN401
+        """Table NAME of this version (see read_table for OPTIONS)."""
+        return read_table(self.out, name, base=self.base, upto=self.last_run, **options)
+
+    def parts(self, name: str, **options: Any) -> Iterator[pa.Table]:  # noqa: ANN401
+        """The parts of partitioned table NAME of this version, one per run."""
+        if legacy(self.out, self.base):
+            yield self.table(name, **options)
+            return
+        yield from iter_parts(self.out, name, upto=self.last_run, **options)
+
+
+def open_version(out: Path) -> Version:
+    """Pin the version in force of the dataset in OUT."""
+    base = pinned(out)
+    runs = _read_file(base / "runs.parquet", "runs")[PARTITION_KEY]
+    return Version(out, base, int(pc.max(runs).as_py() or 0))

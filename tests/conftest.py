@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from pipeline import store
+from pipeline.schema import PARTITIONED, TABLES
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = ROOT / "raw"
@@ -43,3 +50,22 @@ def raw_copy(tmp_path: Path) -> Path:
 def out(tmp_path: Path) -> Path:
     """An empty dataset folder."""
     return tmp_path / "normalized"
+
+
+def table(out: Path, name: str) -> pa.Table:
+    """Table NAME of the dataset in OUT, plain types; a partitioned one's parts in run order."""
+    return store.read_table(out, name).cast(TABLES[name])
+
+
+def rows(out: Path, name: str) -> list[dict[str, Any]]:
+    """Table NAME of the dataset in OUT as Python rows."""
+    return table(out, name).to_pylist()
+
+
+def data_files(out: Path) -> dict[str, bytes]:
+    """Every data file a reader of OUT reaches, by its path under OUT: tables and parts."""
+    found = {p.name: p.read_bytes() for p in sorted(out.glob("*.parquet"))}
+    for name in sorted(PARTITIONED):
+        for part in sorted((out / name).glob(f"*/{store.PART}")):
+            found[str(part.relative_to(out))] = part.read_bytes()
+    return found

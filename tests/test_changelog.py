@@ -6,10 +6,10 @@ import json
 import shutil
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from conftest import EXPECTED, FIXTURES, RAW
+from conftest import rows as read_rows
 
 from pipeline import ingest
 from pipeline.cli import cli
@@ -45,7 +45,7 @@ def scenario(tmp_path: Path) -> Path:
 
 
 def _changes(out: Path, run: int) -> list[tuple[str, bool, bool, str]]:
-    rows = pq.read_table(out / "changes.parquet").to_pylist()
+    rows = read_rows(out, "changes")
     return [
         (r["change"], r["rule_change"], r["silent"], (r["old_text"] or r["new_text"] or "")[:40])
         for r in rows
@@ -77,7 +77,7 @@ def test_seed_scenario_changes(scenario: Path) -> None:
     assert len(redated) == 10
     assert not any(rule for _, rule, _, _ in redated)
     suspend = next(
-        r for r in pq.read_table(scenario / "changes.parquet").to_pylist()
+        r for r in read_rows(scenario, "changes")
         if r["change"] == "amended" and r["old_text"].startswith("Suspend")
     )  # fmt: skip
     assert "causes you to cast the card" in suspend["old_text"]
@@ -86,14 +86,14 @@ def test_seed_scenario_changes(scenario: Path) -> None:
 
 def test_first_run_is_first_seen_only(scenario: Path) -> None:
     """Run 1 reports the card as first seen, with no rule change."""
-    rows = [r for r in pq.read_table(scenario / "changes.parquet").to_pylist() if r["run"] == 1]
+    rows = [r for r in read_rows(scenario, "changes") if r["run"] == 1]
     assert len(rows) == 17
     assert all(r["first_seen"] and not r["rule_change"] for r in rows)
 
 
 def test_current_marks_the_latest_snapshot(scenario: Path) -> None:
     """Only rulings of the latest snapshot of their (card, source) are current."""
-    rulings = pq.read_table(scenario / "rulings.parquet").to_pylist()
+    rulings = read_rows(scenario, "rulings")
     current = [r for r in rulings if r["current"]]
     assert len(current) == 19
     assert all(r["last_run"] == 2 for r in current)
@@ -136,7 +136,7 @@ def test_straightened_apostrophes_are_no_change(tmp_path: Path) -> None:
         (straight / path.name).write_text(text.replace("\u201d", '"'), encoding="utf-8")
     out = _two_runs(tmp_path, sorted(TSP.glob("*.txt")), sorted(straight.glob("*.txt")), None)
     assert _changes(out, 2) == []
-    runs = pq.read_table(out / "runs.parquet").to_pylist()
+    runs = read_rows(out, "runs")
     assert runs[1]["rulings_read"] == 33
     assert runs[1]["new_keys"] == 0
 
@@ -168,7 +168,7 @@ def test_absent_card_is_not_removed(tmp_path: Path) -> None:
     (raw / "manifest.csv").write_text("path,card\ndoctor.txt,The Tenth Doctor\n", encoding="utf-8")
     ingest([raw], out=out)
     assert {c[0] for c in _changes(out, 2)} == {"added"}
-    assert all(r["first_seen"] for r in pq.read_table(out / "changes.parquet").to_pylist())
+    assert all(r["first_seen"] for r in read_rows(out, "changes"))
 
 
 def _cli(*args: str) -> tuple[int, str, str]:

@@ -16,11 +16,13 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import RAW, SEEDS
 
-from pipeline import ingest
+from pipeline import commit, ingest, store
+from pipeline.schema import PARTITIONED, TABLES, on_disk
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,15 +31,30 @@ FIRST, SECOND = SEEDS[:3], SEEDS[3:]
 RANDOM_KILLS = 25
 
 
-def _snapshot(out: Path) -> dict[str, list[dict[str, object]]]:
-    """Every table's rows; wall-clock columns of runs left out; an empty table is no table."""
+def _snapshot(out: Path, *, pinned: bool = True) -> dict[str, list[dict[str, object]]]:
+    """Every table's rows; wall-clock columns of runs left out; an empty table is no table.
+
+    PINNED reads as Dataset does (the version in force, and the parts of its runs);
+    otherwise as a bare reader does: every file under the links, every part in the folders.
+    """
+    if not (out / "runs.parquet").exists():
+        return {}
+    version = store.open_version(out)
     tables = {}
-    for path in sorted(out.glob("*.parquet")):
-        table = pq.read_table(path)
-        if path.stem == "runs":
+    for name in TABLES:
+        if pinned:
+            table = version.table(name).cast(TABLES[name])
+        elif name in PARTITIONED:
+            table = pa.concat_tables(
+                [pq.read_table(part) for part in sorted((out / name).glob(f"*/{store.PART}"))]
+                or [on_disk(name).empty_table()]
+            )
+        else:
+            table = pq.read_table(out / f"{name}.parquet")
+        if name == "runs":
             table = table.drop_columns(["started_at", "finished_at"])
         if table.num_rows:
-            tables[path.stem] = table.to_pylist()
+            tables[name] = table.to_pylist()
     return tables
 
 
@@ -55,11 +72,30 @@ def _command(raw: Path, out: Path) -> list[str]:
     ]
 
 
-def _check(out: Path, states: list[dict[str, list[dict[str, object]]]]) -> None:
-    """Readers see only whole tables, equal to one of the allowed states."""
-    visible = sorted(p.name for p in out.glob("*.parquet"))
+States = tuple[list[dict[str, list[dict[str, object]]]], list[dict[str, list[dict[str, object]]]]]
+
+
+def _states(before: Path, after: Path) -> States:
+    """What pinned and bare readers may see: the dataset before or after the run."""
+    return (
+        [_snapshot(before), _snapshot(after)],
+        [_snapshot(before, pinned=False), _snapshot(after, pinned=False)],
+    )
+
+
+def _check(out: Path, states: States) -> None:
+    """Readers see only whole tables, equal to one of the allowed states.
+
+    A pinned reader sees one state at once; once the writer lock's next holder has
+    recovered the folder, so does a reader of the bare files.
+    """
+    visible = [p.name for p in out.glob("*.parquet")]
+    visible += [p.name for name in PARTITIONED for p in out.glob(f"{name}/*/*")]
     assert all(not name.startswith(".") for name in visible)
-    assert _snapshot(out) in states
+    assert _snapshot(out) in states[0]
+    with store.writer_lock(out):
+        commit.recover(out)
+    assert _snapshot(out, pinned=False) in states[1]
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +133,7 @@ def test_kill_at_every_write_step(scenario: dict[str, Path], tmp_path: Path, ste
     before = scenario["empty"] if step == "first" else scenario["one"]
     after = scenario["one"] if step == "first" else scenario["two"]
     raw = scenario["raw1"] if step == "first" else scenario["raw2"]
-    states = [_snapshot(before), _snapshot(after)]
+    states = _states(before, after)
     killed = 0
     for n in range(1, 60):
         out = tmp_path / f"{step}-{n}"
@@ -111,14 +147,14 @@ def test_kill_at_every_write_step(scenario: dict[str, Path], tmp_path: Path, ste
         _check(out, states)
         _recover_and_finish(out, raw, after)
     print(f"{step} run: killed at {killed} write steps, all survived")  # noqa: T201
-    assert killed >= 12  # two per rewritten table, then the rename and the switch
+    assert killed >= 12  # two per table and part, the rename, each part's move, the switch
 
 
 def test_kill_at_random_moments(scenario: dict[str, Path], tmp_path: Path) -> None:
     """SIGKILL from outside after random delays across the run's whole length."""
     rng = random.Random(7)
     raw, before, after = scenario["raw2"], scenario["one"], scenario["two"]
-    states = [_snapshot(before), _snapshot(after)]
+    states = _states(before, after)
     probe = tmp_path / "probe"
     shutil.copytree(before, probe, symlinks=True)
     started = time.perf_counter()

@@ -6,9 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from conftest import EXPECTED, RAW, SEEDS
+from conftest import table as read_table
 
 from pipeline import ingest
 
@@ -26,7 +26,7 @@ def _rows(seed: str, tmp_path: Path) -> list[dict[str, object]]:
     shutil.copy(RAW / seed, raw / seed)
     shutil.copy(RAW / "manifest.csv", raw / "manifest.csv")
     ingest([raw], out=tmp_path / "out")
-    table = pq.read_table(tmp_path / "out" / "sightings.parquet").select(_COLUMNS)
+    table = read_table(tmp_path / "out", "sightings").select(_COLUMNS)
     return [
         {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
         for row in table.to_pylist()

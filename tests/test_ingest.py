@@ -6,9 +6,8 @@ import os
 import shutil
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
 import pytest
-from conftest import RAW, SEEDS
+from conftest import RAW, SEEDS, data_files, rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +21,7 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
 
 
 def _table(out: Path, name: str) -> list[dict[str, object]]:
-    return pq.read_table(out / f"{name}.parquet").to_pylist()
+    return rows(out, name)
 
 
 def test_seeds_ingest_into_one_run(raw_copy: Path, out: Path) -> None:
@@ -63,10 +62,10 @@ def test_same_ruling_twice_is_one_key_with_two_sightings(tmp_path: Path, out: Pa
 def test_unchanged_reingest_adds_only_the_run_record(raw_copy: Path, out: Path) -> None:
     """Same bytes again: files are skipped and no data file is rewritten."""
     ingest([raw_copy], out=out)
-    before = {p.name: p.read_bytes() for p in out.glob("*.parquet")}
+    before = data_files(out)
     report = ingest([raw_copy], out=out)
     assert (report.run, report.count(FileStatus.SKIPPED), report.rulings_read) == (2, 5, 0)
-    after = {p.name: p.read_bytes() for p in out.glob("*.parquet")}
+    after = data_files(out)
     assert {k for k in after if after[k] != before[k]} == {"runs.parquet"}
     assert [r["run"] for r in _table(out, "runs")] == [1, 2]
 
@@ -104,7 +103,7 @@ def test_strict_stores_nothing(raw_copy: Path, out: Path) -> None:
     (raw_copy / "empty.txt").write_bytes(b"")
     report = ingest([raw_copy], out=out, strict=True)
     assert not report.stored
-    assert not list(out.glob("*.parquet"))
+    assert not data_files(out)
 
 
 def test_link_out_of_the_root_is_rejected(raw_copy: Path, out: Path, tmp_path: Path) -> None:

@@ -6,9 +6,8 @@ import re
 import shutil
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
 import pytest
-from conftest import FIXTURES, RAW, REALDATA
+from conftest import FIXTURES, RAW, REALDATA, rows
 from lxml import etree
 
 from pipeline import ingest
@@ -36,7 +35,7 @@ def _doc(path: Path) -> RawDocument:
 
 
 def _rows(out: Path, name: str = "sightings") -> list[dict[str, object]]:
-    return pq.read_table(out / f"{name}.parquet").to_pylist()
+    return rows(out, name)
 
 
 def _gatherer_pages() -> list[Path]:

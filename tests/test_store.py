@@ -12,11 +12,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import data_files, rows
 
-from pipeline import LockBusyError, StoreError, commit, ingest, store
-from pipeline.schema import SCHEMA_VERSION, TABLES, VERSION_KEY
-
-NAMES = sorted(TABLES)
+from pipeline import LockBusyError, StoreError, commit, ingest, open_dataset, store
+from pipeline.schema import PARTITIONED, SCHEMA_VERSION, TABLES, VERSION_KEY
 
 
 @pytest.fixture
@@ -26,7 +25,37 @@ def dataset(raw_copy: Path, out: Path) -> Path:
     return out
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", sorted(PARTITIONED))
+def test_partitioned_tables_read_as_hive_folders(dataset: Path, name: str) -> None:
+    """Each append-only folder reads as-is in pyarrow, pandas, DuckDB and Polars, alike.
+
+    Readers take `run` from the folder names (`run=1`): pyarrow and pandas as a
+    dictionary (categorical) column, DuckDB and Polars as integers.
+    """
+    folder = dataset / name
+    assert [p.relative_to(folder).as_posix() for p in folder.glob("*/*")] == [f"run=1/{store.PART}"]
+    expected = rows(dataset, name)
+    columns = TABLES[name].names
+
+    def plain(records: list[dict[str, object]]) -> list[dict[str, object]]:
+        return [{c: (int(str(r[c])) if c == "run" else r[c]) for c in columns} for r in records]
+
+    arrow = pq.read_table(folder).to_pylist()
+    frame = pd.read_parquet(folder, dtype_backend="pyarrow")
+    polars = pl.scan_parquet(folder).collect().to_dicts()
+    pattern = f"{folder}/*/*.parquet"
+    relation = duckdb.sql(
+        f"SELECT * FROM read_parquet('{pattern}', hive_partitioning = true)"  # noqa: S608
+    )
+    assert relation is not None
+    duck = relation.to_arrow_table()
+    assert set(frame.columns) == set(duck.column_names) == set(columns)
+    assert len(frame) == len(expected)
+    assert plain(arrow) == plain(polars) == plain(duck.to_pylist()) == expected
+    assert duck.schema.field("run").type == pa.int64()
+
+
+@pytest.mark.parametrize("name", sorted(store.VERSIONED))
 def test_pandas_duckdb_polars_read_the_same_rows(dataset: Path, name: str) -> None:
     """Each file reads as-is in pandas, DuckDB and Polars, with the same rows."""
     path = dataset / f"{name}.parquet"
@@ -67,7 +96,7 @@ def test_failed_commit_leaves_the_old_dataset(
     dataset: Path, raw_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A failure while writing the next version leaves the version in force untouched."""
-    before = {p.name: p.read_bytes() for p in dataset.glob("*.parquet")}
+    before = data_files(dataset)
     (raw_copy / "new.txt").write_text("Rift Bolt\n\n2024-05-05\n\nNew.\n", encoding="utf-8")
     real = commit._write_durable
 
@@ -81,27 +110,49 @@ def test_failed_commit_leaves_the_old_dataset(
     with pytest.raises(StoreError, match=r"disk full.*the version before this run stays"):
         ingest([raw_copy], out=dataset)
     monkeypatch.undo()
-    assert {p.name: p.read_bytes() for p in dataset.glob("*.parquet")} == before
+    assert data_files(dataset) == before
     visible = sorted(p.name for p in dataset.iterdir() if not p.name.startswith("."))
-    assert visible == sorted(before)
+    assert visible == sorted({name.split("/")[0] for name in before})
     report = ingest([raw_copy], out=dataset)
     assert (report.run, report.rulings_read) == (2, 1)
-    assert not list((dataset / commit.VERSIONS).glob("*.tmp"))
+    assert not list((dataset / store.VERSIONS).glob("*.tmp"))
 
 
-def test_tables_are_links_to_the_version_in_force(dataset: Path, raw_copy: Path) -> None:
-    """Each table links to .current, which one rename switches; two versions are kept."""
-    for name in TABLES:
+def test_tables_are_links_to_the_version_in_force(
+    dataset: Path, raw_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each table links to .current, which one rename switches; two versions are kept.
+
+    With no retention time, a superseded version goes at the next commit but one.
+    """
+    monkeypatch.setattr(commit, "RETAIN_SECONDS", 0.0)
+    for name in store.VERSIONED:
         link = dataset / f"{name}.parquet"
         assert link.is_symlink()
-        assert link.readlink() == Path(commit.CURRENT) / link.name
+        assert link.readlink() == Path(store.CURRENT) / link.name
     for n in range(3):
         (raw_copy / f"new{n}.txt").write_text(f"Card {n}\n\n2024-05-05\n\nNew {n}.\n", "utf-8")
         ingest([raw_copy], out=dataset)
-    versions = sorted(p.name for p in (dataset / commit.VERSIONS).iterdir())
+    versions = sorted(p.name for p in (dataset / store.VERSIONS).iterdir())
     assert versions == ["000003", "000004"]
-    assert (dataset / commit.CURRENT).resolve().name == "000004"
+    assert (dataset / store.CURRENT).resolve().name == "000004"
     assert pq.read_table(dataset / "runs.parquet").num_rows == 4
+    assert store.part_runs(dataset, "sightings") == [1, 2, 3, 4]
+
+
+def test_recent_versions_outlive_their_readers(dataset: Path, raw_copy: Path) -> None:
+    """A version superseded within the retention time stays, and a pinned reader reads on."""
+    pinned = open_dataset(dataset)
+    before = pinned.rulings(current_only=False)
+    for n in range(3):
+        (raw_copy / f"new{n}.txt").write_text(f"Card {n}\n\n2024-05-05\n\nNew {n}.\n", "utf-8")
+        ingest([raw_copy], out=dataset)
+    versions = sorted(p.name for p in (dataset / store.VERSIONS).iterdir())
+    assert versions == ["000000", "000001", "000002", "000003", "000004"]
+    assert pinned.last_run == 1
+    assert pinned.rulings(current_only=False).equals(before)
+    assert set(pinned.sightings()["run"]) == {1}
+    assert open_dataset(dataset).last_run == 4
 
 
 def test_a_dataset_of_plain_files_is_adopted(raw_copy: Path, out: Path) -> None:
@@ -109,12 +160,15 @@ def test_a_dataset_of_plain_files_is_adopted(raw_copy: Path, out: Path) -> None:
     ingest([raw_copy], out=out)
     plain = out.parent / "plain"
     plain.mkdir()
-    for name in TABLES:
+    for name in store.VERSIONED:
         shutil.copyfile(out / f"{name}.parquet", plain / f"{name}.parquet")
+    for name in PARTITIONED:
+        shutil.copytree(out / name, plain / name)
     (raw_copy / "new.txt").write_text("Card\n\n2024-05-05\n\nNew.\n", encoding="utf-8")
     report = ingest([raw_copy], out=plain)
     assert report.run == 2
-    assert pq.read_table(plain / "sightings.parquet").num_rows == 78
+    assert len(rows(plain, "sightings")) == 78
+    assert store.part_runs(plain, "sightings") == [1, 2]
 
 
 def test_newer_schema_is_refused(dataset: Path) -> None:
@@ -122,7 +176,9 @@ def test_newer_schema_is_refused(dataset: Path) -> None:
     path = dataset / "runs.parquet"
     table = pq.read_table(path)
     pq.write_table(table.replace_schema_metadata({VERSION_KEY: b"99"}), path)
-    with pytest.raises(StoreError, match="schema version 99, newer than this pipeline's 3"):
+    with pytest.raises(
+        StoreError, match=f"schema version 99, newer than this pipeline's {SCHEMA_VERSION}"
+    ):
         store.read_table(dataset, "runs")
 
 
