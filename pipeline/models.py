@@ -118,6 +118,7 @@ class ParsedDocument:
     date_order: DateOrder | None = None
     source: str | None = None
     may_be_empty: bool = False  # a card page with no rulings is a page, not an error
+    as_of: dt.date | None = None  # the date the document says it is a version of
 
 
 class Sighting(NamedTuple):
