@@ -55,6 +55,15 @@ class CardOrigin(StrEnum):
     INFERRED = "inferred"  # a catalog card name the rulings mention
 
 
+class AsOfOrigin(StrEnum):
+    """Where a document's as-of date came from, most trusted first."""
+
+    DOCUMENT = "document"  # the document says so: MTGJSON meta.date, a rules release date
+    MANIFEST = "manifest"  # the manifest's fetched_at
+    PATH = "path"  # a date in the file's path
+    MTIME = "mtime"  # the file's modification time
+
+
 @dataclass(frozen=True, slots=True)
 class SourceHints:
     """What the manifest (or the command line) says about one raw file."""
@@ -118,6 +127,7 @@ class ParsedDocument:
     date_order: DateOrder | None = None
     source: str | None = None
     may_be_empty: bool = False  # a card page with no rulings is a page, not an error
+    as_of: dt.date | None = None  # the date the document says it is a version of
 
 
 class Sighting(NamedTuple):
@@ -161,3 +171,5 @@ class FileReport(NamedTuple):
     rules: int = 0  # rows of kind rule: a Comprehensive Rules release's numbered rules
     size: int | None = None  # the file's size and modification time when it was read
     mtime_ns: int | None = None
+    as_of: dt.date | None = None  # the version's date (pipeline.asof), for stored files
+    as_of_origin: AsOfOrigin | None = None

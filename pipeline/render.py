@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from pipeline.diff import ChangeType
+from pipeline.normalize import fold
 
 if TYPE_CHECKING:
     from pipeline.changelog import Changeset, Group
@@ -25,12 +26,18 @@ _SHORT = 90
 
 
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
-    """Word-level diff as (op, words) pieces: op is '=', '-' (removed) or '+' (added)."""
+    """Word-level diff as (op, words) pieces: op is '=', '-' (removed) or '+' (added).
+
+    Words are compared folded, so typography is no change: a curly apostrophe made straight
+    shows as the same word, in its new spelling.
+    """
     a, b = old.split(), new.split()
+    folded = [fold(w) for w in a], [fold(w) for w in b]
+    matcher = difflib.SequenceMatcher(None, *folded, autojunk=False)
     pieces: list[tuple[str, str]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            pieces.append(("=", " ".join(a[i1:i2])))
+            pieces.append(("=", " ".join(b[j1:j2])))
             continue
         if i2 > i1:
             pieces.append(("-", " ".join(a[i1:i2])))

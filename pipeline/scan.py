@@ -5,6 +5,7 @@ Pure and picklable, so a process pool or a Dask cluster can run it on many files
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import read
+from pipeline.asof import fetched_date, resolve_as_of
 from pipeline.errors import InputError
 from pipeline.extract import extract
 from pipeline.merge import replace_column, sightings_table
@@ -23,7 +25,6 @@ from pipeline.parsers import parse
 from pipeline.schema import ENCODED_IN_MEMORY
 
 if TYPE_CHECKING:
-    import datetime as dt
     from collections.abc import Sequence
     from pathlib import Path
 
@@ -133,6 +134,12 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
         return ScanResult(
             FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
         ), []
+    warnings = [*doc.warnings, *extraction.warnings]
+    fetched = job.hints.fetched_at
+    if fetched and fetched_date(fetched) is None:
+        warnings.append(f"fetched_at {fetched!r} is not an ISO date: not used as the as-of date")
+    today = job.today or dt.datetime.now(tz=dt.UTC).date()
+    as_of = resolve_as_of(parsed.as_of, fetched, name, job.file.mtime_ns, today=today)
     report = FileReport(
         source_path=name,
         source_sha256=sha,
@@ -141,9 +148,11 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
         encoding=doc.encoding,
         rulings=extraction.count,
         rules=extraction.kinds[Kind.RULE],
-        warnings=(*doc.warnings, *extraction.warnings),
+        warnings=tuple(warnings),
         context=context,
         size=job.file.size,
         mtime_ns=job.file.mtime_ns,
+        as_of=as_of.date if as_of else None,
+        as_of_origin=as_of.origin if as_of else None,
     )
     return ScanResult(report, ambiguous=extraction.ambiguous), found

@@ -51,6 +51,23 @@ def top_level(data: bytes) -> tuple[str, dict[str, Any]]:
     return kind, seen
 
 
+def scalar_before(data: bytes, prefix: str, stop_key: str) -> Any:  # noqa: ANN401 - JSON
+    """The scalar at PREFIX, if it comes before the top-level key STOP_KEY; else None.
+
+    Reads only the head of the document: MTGJSON's `meta` precedes its large `data`.
+    """
+    scalars = {"string", "number", "boolean"}
+    try:
+        for where, event, value in ijson.parse(stream(data)):
+            if where == prefix and event in scalars:
+                return value
+            if where == "" and event == "map_key" and value == stop_key:
+                return None
+    except ijson.JSONError:
+        return None  # the parser reports a broken document when it reads it
+    return None
+
+
 def items(data: bytes, prefix: str, path: str) -> Any:  # noqa: ANN401 - JSON values
     """Stream the values under PREFIX; broken JSON raises InputError naming PATH."""
     try:

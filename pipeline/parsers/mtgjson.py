@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from pipeline.models import Kind, Layout, ParsedDocument, ParsedRuling, RawDocument
-from pipeline.parsers._json import kvitems, top_level
+from pipeline.parsers._json import kvitems, scalar_before, top_level
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -40,26 +41,57 @@ def oracle_id(card: dict[str, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def build_date(doc: RawDocument, warnings: list[str]) -> dt.date | None:
+    """The day the file was built (`meta.date`), the version of the rulings it holds."""
+    printed = scalar_before(doc.data, "meta.date", "data")
+    if printed is None:
+        return None
+    try:
+        return dt.date.fromisoformat(str(printed))
+    except ValueError:
+        warnings.append(f"meta.date {printed!r} is not a date: the file's date is not used")
+        return None
+
+
 def parse(doc: RawDocument) -> ParsedDocument:
-    """Each card's rulings, once per card name (reprints repeat them)."""
+    """Each card's rulings, each once per card name: reprints repeat them, variants add theirs.
+
+    Cards that share a name may not share their rulings (Unstable's "Sly Spy" variants), so
+    a printing's rulings are skipped only when that name already gave the same text and date.
+    A file whose cards carry no rulings (art series, tokens) is a file, not an error.
+    """
     warnings: list[str] = []
 
     def rulings() -> Iterator[ParsedRuling]:
-        seen: set[str] = set()
+        seen: dict[str, set[tuple[str, str | None]]] = {}
         position = 0
         for card in cards(doc):
             name = card.get("name")
-            if not isinstance(name, str) or name in seen:
+            if not isinstance(name, str):
                 continue
-            seen.add(name)
+            given = seen.setdefault(name, set())
             for ruling in card.get("rulings") or ():
                 text, date = ruling.get("text"), ruling.get("date")
-                if not isinstance(text, str) or not text.strip():
+                text = text if isinstance(text, str) else ""
+                when = date if isinstance(date, str) else None
+                if (text, when) in given:
+                    continue  # a reprint's copy
+                given.add((text, when))
+                if not text.strip():
                     warnings.append(f"{name}: a ruling without text is skipped")
                     continue
-                when = date if isinstance(date, str) else None
                 oracle = oracle_id(card)
                 yield ParsedRuling(position, text, when, Kind.RULING, name, oracle, lang="en")
                 position += 1
+        if not seen:
+            warnings.append("no cards found: stored with 0 rulings")
 
-    return ParsedDocument(LAYOUT, None, rulings(), warnings, source=SOURCE)
+    return ParsedDocument(
+        LAYOUT,
+        None,
+        rulings(),
+        warnings,
+        source=SOURCE,
+        may_be_empty=True,
+        as_of=build_date(doc, warnings),
+    )
