@@ -28,6 +28,7 @@ from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.repair import repair
 from pipeline.scan import ScanJob, ScanResult
 from pipeline.schema import FILES, RUNS, in_memory
+from pipeline.store import without_ruling_texts
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -166,7 +167,7 @@ def _store(
         state = store.read_table(out, "state")
         tables["state"] = next_state(state, stored)
         tables["rulings"] = with_current(merged, tables["state"])
-        parts[("sightings", run)] = stored
+        parts[("sightings", run)] = without_ruling_texts(stored, merged)
         parts[("changes", run)] = run_changes(state, stored, run)
     commit.commit(out, tables, parts)
 

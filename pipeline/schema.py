@@ -52,7 +52,7 @@ SIGHTINGS = make_schema(
         pa.field("position", pa.int64(), nullable=False),
         pa.field("date_printed", pa.string()),
         *_KEY_FIELDS,
-        pa.field("text", pa.string(), nullable=False),
+        pa.field("text", pa.string()),  # null: the text of the ruling it is keyed to
         pa.field("card_printed", pa.string()),
         pa.field("card_origin", pa.string()),
         pa.field("kind", pa.string(), nullable=False),

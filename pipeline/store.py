@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.errors import LockBusyError, StoreError
+from pipeline.keys import codes
 from pipeline.schema import (
     ENCODED_IN_MEMORY,
     MIGRATIONS,
@@ -42,6 +43,7 @@ CURRENT = ".current"
 PART = "part-0.parquet"
 # The tables rewritten by each run, one file per version.
 VERSIONED = tuple(name for name in TABLES if name not in PARTITIONED)
+_KEY = ["text_hash", "card", "effective_date"]
 _RUN_FOLDER = re.compile(rf"{PARTITION_KEY}=([1-9][0-9]*)")
 
 
@@ -120,6 +122,22 @@ def read_table(
     WHERE filters each part as it is read, so a selection never holds the whole table.
     Some string columns come dictionary-encoded (schema.in_memory).
     """
+    if name == "sightings":  # texts left out on disk come back from the rulings
+        rulings = _read_file((out if base is None else base) / "rulings.parquet", "rulings")
+        sightings = _read(out, name, base=base, runs=runs, upto=upto, where=where)
+        return with_ruling_texts(sightings, rulings)
+    return _read(out, name, base=base, runs=runs, upto=upto, where=where)
+
+
+def _read(
+    out: Path,
+    name: str,
+    *,
+    base: Path | None = None,
+    runs: Iterable[int] | None = None,
+    upto: int | None = None,
+    where: Callable[[pa.Table], Any] | None = None,
+) -> pa.Table:
     if name not in PARTITIONED or legacy(out, base):
         folder = out if base is None else base
         table = _read_file(folder / f"{name}.parquet", name)
@@ -129,25 +147,32 @@ def read_table(
             keep = sorted(r for r in present if _chosen(r, wanted, upto))
             table = table.filter(pc.is_in(table[PARTITION_KEY], pa.array(keep, pa.int64())))
         return table.filter(where(table)) if where is not None and table.num_rows else table
-    return pa.concat_tables(
-        [in_memory(name).empty_table(), *iter_parts(out, name, runs=runs, upto=upto, where=where)]
-    )
+    parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where)
+    return pa.concat_tables([in_memory(name).empty_table(), *parts])
 
 
 def iter_parts(
     out: Path,
     name: str,
     *,
+    base: Path | None = None,
     runs: Iterable[int] | None = None,
     upto: int | None = None,
     where: Callable[[pa.Table], Any] | None = None,
 ) -> Iterator[pa.Table]:
     """The parts of partitioned table NAME, one table per run, in run order."""
     wanted = None if runs is None else set(runs)
+    rulings = None
     for run in part_runs(out, name):
         if _chosen(run, wanted, upto):
             table = _read_file(part_path(out, name, run), name, run=run)
-            yield table.filter(where(table)) if where is not None and table.num_rows else table
+            if where is not None and table.num_rows:
+                table = table.filter(where(table))
+            if name == "sightings" and table["text"].null_count:
+                if rulings is None:
+                    rulings = _read_file((base or pinned(out)) / "rulings.parquet", "rulings")
+                table = with_ruling_texts(table, rulings)
+            yield table
 
 
 def _chosen(run: int, wanted: set[int] | None, upto: int | None) -> bool:
@@ -213,6 +238,40 @@ def _version(path: Path, schema: pa.Schema) -> int:
     return version
 
 
+def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
+    """SIGHTINGS with `text` null where it is the text of the ruling the row is keyed to.
+
+    A re-read of an unchanged ruling then costs its key and position, not its text again;
+    store.read_table() puts the texts back (see with_ruling_texts).
+    """
+    read = sightings["text"].cast(pa.string())
+    equal: Any = pc.equal(read, _ruling_texts(sightings, rulings))
+    same = pc.fill_null(equal, False)  # noqa: FBT003
+    kept = pc.if_else(same, pa.scalar(None, pa.string()), read)
+    column = sightings.schema.get_field_index("text")
+    return sightings.set_column(column, "text", kept.cast(sightings.schema.field(column).type))
+
+
+def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
+    """SIGHTINGS with each null `text` taken from the ruling the row is keyed to."""
+    if not sightings["text"].null_count:
+        return sightings
+    texts = _ruling_texts(sightings, rulings)
+    filled = pc.coalesce(sightings["text"].cast(pa.string()), texts)
+    return sightings.set_column(
+        sightings.schema.get_field_index("text"),
+        "text",
+        filled.cast(sightings.schema.field("text").type),
+    )
+
+
+def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
+    """The text of the ruling each row of SIGHTINGS is keyed to (null if none is)."""
+    sighting_codes, ruling_codes = codes([sightings.select(_KEY), rulings.select(_KEY)], _KEY)
+    at = pc.index_in(sighting_codes, value_set=ruling_codes)
+    return pc.take(rulings["text"].cast(pa.string()), at)
+
+
 @dataclass(frozen=True, slots=True)
 class Version:
     """One version of a dataset, pinned: every read sees the same run, whatever commits next.
@@ -234,7 +293,7 @@ class Version:
         if legacy(self.out, self.base):
             yield self.table(name, **options)
             return
-        yield from iter_parts(self.out, name, upto=self.last_run, **options)
+        yield from iter_parts(self.out, name, base=self.base, upto=self.last_run, **options)
 
 
 def open_version(out: Path) -> Version:

@@ -10,9 +10,10 @@ import time
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from conftest import RAW, SEEDS, data_files
+from conftest import FIXTURES, RAW, SEEDS, data_files
 from conftest import rows as read_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -136,23 +137,28 @@ def test_identical_runs_write_identical_bytes(raw_copy: Path, tmp_path: Path) ->
 def test_older_schema_is_migrated(raw_copy: Path, out: Path) -> None:
     """A version-1 dataset is read, and rewritten as the current version.
 
-    Version 1 had no fetched_at; its first datasets had no rule numbers in their changes.
+    Version 1 had no fetched_at; its first datasets had no rule numbers in their changes;
+    sightings and changes were single files (the layout of versions 1 to 3).
     """
-    ingest([raw_copy], out=out)
+    shutil.copytree(FIXTURES / "dataset-v3", out)
     for path in out.glob("*.parquet"):
         table = pq.read_table(path)
-        for column in ("fetched_at", "old_rule_id", "new_rule_id"):
+        for column in ("fetched_at", "old_rule_id", "new_rule_id", "size", "mtime_ns"):
             if column in table.column_names:
                 table = table.drop_columns([column])
         pq.write_table(table.replace_schema_metadata({VERSION_KEY: b"1"}), path)
-    assert sorted(store.outdated(out)) == ["changes", "files", "rulings", "runs", "sightings"]
-    report = ingest([raw_copy], out=out)  # nothing new to read
-    assert report.rulings_read == 0
+    assert sorted(store.outdated(out)) == ["files", "rulings", "runs"]
+    assert store.legacy(out) == ["changes", "sightings"]
+    report = ingest([raw_copy], out=out)
+    assert report.run == 4
     assert store.outdated(out) == []
+    assert store.legacy(out) == []
     for path in out.glob("*.parquet"):
         assert pq.read_schema(path).metadata[VERSION_KEY] == str(SCHEMA_VERSION).encode()
-    assert pq.read_table(out / "sightings.parquet")["fetched_at"].null_count == 77
-    changes = pq.read_table(out / "changes.parquet")
+    sightings = store.read_table(out, "sightings")
+    assert sightings.num_rows == 49 + report.rulings_read
+    assert sightings.filter(pc.less(sightings["run"], 4))["fetched_at"].null_count == 49
+    changes = store.read_table(out, "changes", runs=[1, 2, 3])
     assert changes["new_rule_id"].null_count == changes.num_rows
 
 
