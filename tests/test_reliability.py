@@ -157,7 +157,7 @@ def test_older_schema_is_migrated(raw_copy: Path, out: Path) -> None:
         assert pq.read_schema(path).metadata[VERSION_KEY] == str(SCHEMA_VERSION).encode()
     sightings = store.read_table(out, "sightings")
     assert sightings.num_rows == 49 + report.rulings_read
-    assert sightings.filter(pc.less(sightings["run"], 4))["fetched_at"].null_count == 49
+    assert sightings.filter(pc.less(sightings["run"], pa.scalar(4)))["fetched_at"].null_count == 49
     changes = store.read_table(out, "changes", runs=[1, 2, 3])
     assert changes["new_rule_id"].null_count == changes.num_rows
 
