@@ -82,3 +82,23 @@ def date_in_path(path: str, *, today: dt.date) -> dt.date | None:
         if FIRST_DAY <= found <= today + _SLACK:
             return found
     return None
+
+
+# A date with the separator before it, or a whole folder that is a date: what is cut from a
+# path to name the document it is a version of.
+_DATED_PART = re.compile(
+    r"(?:(?<=/)|^)(?:\d{4}-\d{2}-\d{2}|\d{8})(?:/|$)"  # a folder named by its date
+    r"|[-_. ]?(?<!\d)(?:\d{4}-\d{2}-\d{2}|\d{8})(?!\d)"  # a date inside a name
+)
+
+
+def undated(path: str) -> str:
+    """PATH without the dates that tell one version of a document from another.
+
+    `2025-08-18/rift-bolt.txt` and `2024-02-02/rift-bolt.txt` are versions of one dump,
+    `rift-bolt.txt`, and so are `rift-bolt-20250818.txt` and `rift-bolt_2024-02-02.txt`.
+    A name that is nothing but a date (`2024-02-02.txt`) is kept: it names no document.
+    """
+    cut = _DATED_PART.sub("", path).strip("/")
+    name = cut.rsplit("/", 1)[-1]
+    return path if not name or name.startswith(".") else cut

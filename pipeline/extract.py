@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pipeline.asof import undated
 from pipeline.dates import PrintedDate, infer_order, needs_order, parse_date
 from pipeline.models import (
     CardOrigin,
@@ -71,6 +72,7 @@ def extract(
     result = Extraction(iter(()), ambiguous, warnings)
     limit = (today or dt.datetime.now(tz=dt.UTC).date()) + _FUTURE_SLACK
     path = doc.path
+    default_source = undated(path)
 
     def rows() -> Iterator[Sighting]:
         for ruling in parsed.rulings:
@@ -89,7 +91,7 @@ def extract(
             yield Sighting(
                 source_path=path,
                 source_sha256=doc.sha256,
-                source=doc.hints.source or ruling.source or parsed.source or path,
+                source=doc.hints.source or ruling.source or parsed.source or default_source,
                 layout=parsed.layout,
                 position=ruling.position,
                 date_printed=ruling.date_printed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -56,6 +56,68 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     return _in_order(
         changes_table(changes, run), new, first_rows(new, _FIRST_KEYS, where=pc.invert(known)), run
     )
+
+
+def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The run's changes, the state after it, and the sightings it read too late to compare.
+
+    A (card, source) may come in several versions in one run (files of other as-of dates,
+    such as the releases of an archive): they are compared in as-of order, each with the
+    one before, as if each had been read in a run of its own, and only the latest goes into
+    the state. A version older than the one the state holds is history: its sightings are
+    kept, but it is neither compared nor current. Changes carry the as-of date of the
+    version that showed them.
+    """
+    state_snaps, new_snaps = codes([state, new], SNAPSHOT)
+    day = _days(new["as_of"])
+    known, stored_day = _per_snapshot(state_snaps, _days(state["as_of"]), "max")
+    seen_day = pc.take(stored_day, pc.index_in(new_snaps, value_set=known))
+    late: Any = pc.fill_null(pc.less(day, seen_day), False)  # noqa: FBT003
+    on_time: Any = pc.invert(late)
+    current, snaps, day = new.filter(on_time), new_snaps.filter(on_time), day.filter(on_time)
+    snap_ids, first_day = _per_snapshot(snaps, day, "min")
+    _, last_day = _per_snapshot(snaps, day, "max")
+    several: Any = pc.is_in(snaps, value_set=snap_ids.filter(pc.not_equal(first_day, last_day)))
+    single = current.filter(pc.invert(several))
+    parts = [_with_as_of(run_changes(state, single, run), single)] if single.num_rows else []
+    latest = [single.select(STATE.names).cast(state.schema)]
+    if pc.any(several).as_py():
+        versions, version_days = current.filter(several), day.filter(several)
+        before = state.filter(pc.is_in(state_snaps, value_set=pc.unique(snaps.filter(several))))
+        for version_day in pc.unique(version_days).sort().to_pylist():
+            level = versions.filter(pc.equal(version_days, pa.scalar(version_day, pa.date32())))
+            parts.append(_with_as_of(run_changes(before, level, run), level))
+            before = next_state(before, level)
+        latest.append(before)  # each version's latest snapshot
+    changes = pa.concat_tables([_HELD.empty_table(), *parts])
+    [order] = codes([changes], ["card", "source", "as_of"])
+    changes = changes.take(pc.sort_indices(order))  # a stable sort: each part's order stays
+    return changes, next_state(state, pa.concat_tables(latest)), new.filter(late)
+
+
+_NO_DATE = dt.date.min  # an undated version (read before as-of dates were kept) comes first
+
+
+def _days(column: Any) -> Any:  # noqa: ANN401 - a date32 Arrow column in and out
+    return pc.fill_null(column, pa.scalar(_NO_DATE, pa.date32()))
+
+
+def _per_snapshot(snaps: Any, days: Any, how: Literal["min", "max"]) -> tuple[Any, Any]:  # noqa: ANN401
+    """Each snapshot code once, with the min or max (HOW) of DAYS over its rows."""
+    grouped = (
+        pa.table({"_snap": snaps, "_day": days})
+        .group_by("_snap", use_threads=False)
+        .aggregate([("_day", how)])
+    )
+    return grouped["_snap"], grouped[f"_day_{how}"]
+
+
+def _with_as_of(changes: pa.Table, read: pa.Table) -> pa.Table:
+    """CHANGES with the as-of date of the version of their (card, source) in READ."""
+    firsts = read.select([*SNAPSHOT, "as_of"]).take(first_rows(read, SNAPSHOT))
+    change_snaps, read_snaps = codes([changes, firsts], SNAPSHOT)
+    dates = pc.take(firsts["as_of"], pc.index_in(change_snaps, value_set=read_snaps))
+    return changes.set_column(changes.schema.get_field_index("as_of"), "as_of", dates)
 
 
 Snapshot = tuple[str | None, str, list[Version]]

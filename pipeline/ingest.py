@@ -12,13 +12,15 @@ import pyarrow.compute as pc
 from pipeline import commit, executor, read, store
 from pipeline.catalog import Catalog, apply_catalog
 from pipeline.errors import InputError
-from pipeline.history import next_state, run_changes, state_from_sightings, with_current
+from pipeline.history import SNAPSHOT, run_history, state_from_sightings, with_current
+from pipeline.keys import first_rows
 from pipeline.language import detect_language
 from pipeline.merge import (
     RULING_TEXT,
     TextPool,
     assign_languages,
     carry_rule_dates,
+    dated,
     known_languages,
     merge_rulings,
     strings,
@@ -127,12 +129,15 @@ def ingest(
                 scanned.append(pool.encode(batch.sightings))
         if scanned:
             rulings = store.read_table(out, "rulings")
-            new, merged, fold_warnings = _fold(
-                pool.decode(pa.concat_tables(scanned)), rulings, catalog
-            )
+            as_of = {r.report.source_path: r.report.as_of for r in results.values()
+                     if r.report.as_of is not None}  # fmt: skip
+            read_now = dated(pool.decode(pa.concat_tables(scanned)), as_of)
+            new, merged, fold_warnings = _fold(read_now, rulings, catalog)
             new_keys = merged.num_rows - rulings.num_rows
+            written, parts, late_warnings = _history(out, new, merged, run)
+            fold_warnings += late_warnings
         else:  # unchanged files need nothing more: no dataset table is read or rewritten
-            new, merged, fold_warnings, new_keys = None, None, [], 0
+            new, fold_warnings, new_keys, written, parts = None, [], 0, {}, {}
         ordered = [results[i] for i in range(len(jobs))]
         reports = [*bad_rows, *(r.report for r in ordered)]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
@@ -148,28 +153,46 @@ def ingest(
             finished_at=dt.datetime.now(tz=dt.UTC),
         )
         if report.stored:
-            tables = {"runs": pa.concat_tables([runs, _run_row(report, paths)])}
+            # Tables of an older schema version are rewritten, migrated, by this commit.
+            tables = {name: store.read_table(out, name) for name in store.outdated(out)}
+            tables.update(written)
+            tables["runs"] = pa.concat_tables([runs, _run_row(report, paths)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
-            _store(out, tables, new, merged, run)
+            commit.commit(out, tables, parts)
     return report
 
 
-def _store(
-    out: Path, tables: dict[str, pa.Table], new: pa.Table | None, merged: pa.Table | None, run: int
-) -> None:
-    """Commit the run: its runs and files rows, and what its sightings NEW changed."""
-    # Tables of an older schema version are rewritten, migrated, by this commit.
-    tables = {**{name: store.read_table(out, name) for name in store.outdated(out)}, **tables}
-    parts: dict[tuple[str, int], pa.Table] = {}
-    if new is not None and merged is not None and new.num_rows:
-        stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
-        state = store.read_table(out, "state")
-        tables["state"] = next_state(state, stored)
-        tables["rulings"] = with_current(merged, tables["state"])
-        parts[("sightings", run)] = without_ruling_texts(stored, merged)
-        parts[("changes", run)] = run_changes(state, stored, run)
-    commit.commit(out, tables, parts)
+def _history(
+    out: Path, new: pa.Table, merged: pa.Table, run: int
+) -> tuple[dict[str, pa.Table], dict[tuple[str, int], pa.Table], list[str]]:
+    """What the run's sightings NEW change: rewritten tables, new parts, warnings."""
+    if not new.num_rows:
+        return {}, {}, []
+    stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
+    changes, state, late = run_history(store.read_table(out, "state"), stored, run)
+    tables = {"state": state, "rulings": with_current(merged, state)}
+    parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}
+    return tables, parts, _late_warnings(late)
+
+
+def _late_warnings(late: pa.Table) -> list[str]:
+    """One warning per file whose version is older than the one stored of its cards."""
+    firsts = late.select(["source_path", "as_of", *SNAPSHOT]).take(
+        first_rows(late, ["source_path", *SNAPSHOT])
+    )
+    cards: dict[tuple[str, object], list[str]] = {}
+    for row in firsts.to_pylist():
+        cards.setdefault((row["source_path"], row["as_of"]), []).append(row["card"] or "(no card)")
+    return [
+        f"{path}: as of {as_of}, older than the version already stored of {len(names)} "
+        f"card(s) ({_first_names(names)}): kept as history, not compared, not current"
+        for (path, as_of), names in cards.items()
+    ]
+
+
+def _first_names(names: list[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (", …" if len(names) > shown else "")
 
 
 def upgrade(out: Path) -> None:
@@ -284,6 +307,8 @@ def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
             "context": [r.context for r in reports],
             "size": [r.size for r in reports],
             "mtime_ns": [r.mtime_ns for r in reports],
+            "as_of": [r.as_of for r in reports],
+            "as_of_origin": [r.as_of_origin.value if r.as_of_origin else None for r in reports],
         },
         schema=FILES,
     )

@@ -15,6 +15,7 @@ from pipeline.normalize import SYMBOL_PATTERN, clean, has_symbol_gap, hash_clean
 from pipeline.schema import RULINGS, SIGHTINGS, in_memory, make_schema
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import Sequence
 
 KEY = ["text_hash", "card", "effective_date"]
@@ -57,6 +58,7 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     columns["symbol_gap"] = [gap for _, _, gap in texts]
     columns["repaired_from"] = [None] * len(ordered)
     columns["run"] = [run] * len(ordered)
+    columns["as_of"] = [None] * len(ordered)  # the file's, once every file is read (dated())
     return pa.table(columns, schema=_BATCH)
 
 
@@ -106,6 +108,12 @@ class TextPool:
         hashes = pa.DictionaryArray.from_arrays(ids, pa.array(self._hashes, pa.string()))
         table = replace_column(replace_column(table, "text", text), "text_hash", hashes)
         return table.append_column(RULING_TEXT, text)
+
+
+def dated(sightings: pa.Table, as_of: dict[str, dt.date]) -> pa.Table:
+    """SIGHTINGS with `as_of`: the as-of date of the file each row was read from."""
+    found = lookup(sightings["source_path"], as_of, pa.date32())
+    return replace_column(sightings, "as_of", found)
 
 
 def distinct_texts(column: Any) -> list[str]:  # noqa: ANN401 - an Arrow string column

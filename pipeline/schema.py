@@ -48,6 +48,7 @@ SIGHTINGS = make_schema(
         pa.field("source_sha256", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("fetched_at", pa.string()),
+        pa.field("as_of", pa.date32()),
         pa.field("layout", pa.string(), nullable=False),
         pa.field("position", pa.int64(), nullable=False),
         pa.field("date_printed", pa.string()),
@@ -79,6 +80,8 @@ FILES = make_schema(
         pa.field("context", pa.string(), nullable=False),
         pa.field("size", pa.int64()),
         pa.field("mtime_ns", pa.int64()),
+        pa.field("as_of", pa.date32()),
+        pa.field("as_of_origin", pa.string()),
     ]
 )
 
@@ -102,6 +105,7 @@ RUNS = make_schema(
 CHANGES = make_schema(
     [
         pa.field("run", pa.int64(), nullable=False),
+        pa.field("as_of", pa.date32()),
         pa.field("card", pa.string()),
         pa.field("source", pa.string(), nullable=False),
         pa.field("change", pa.string(), nullable=False),
@@ -128,6 +132,7 @@ STATE = make_schema(
         pa.field("card", pa.string()),
         pa.field("source", pa.string(), nullable=False),
         pa.field("run", pa.int64(), nullable=False),
+        pa.field("as_of", pa.date32()),
         pa.field("source_path", pa.string(), nullable=False),
         pa.field("position", pa.int64(), nullable=False),
         pa.field("text_hash", pa.string(), nullable=False),
@@ -181,8 +186,20 @@ def _v2_to_v3(name: str, table: pa.Table) -> pa.Table:
     return table
 
 
-def _v3_to_v4(_name: str, table: pa.Table) -> pa.Table:
-    """Version 4 changed the layout, not the columns: commit.py moves the files."""
+def _v3_to_v4(name: str, table: pa.Table) -> pa.Table:
+    """Version 4 keeps each document's as-of date, and splits sightings and changes by run.
+
+    Older rows have no as-of date; commit.py and ingest.upgrade() move the files.
+    """
+    missing = {
+        "sightings": ["as_of"],
+        "changes": ["as_of"],
+        "files": ["as_of", "as_of_origin"],
+    }
+    for column in missing.get(name, []):
+        if column not in table.column_names:
+            kind = pa.string() if column == "as_of_origin" else pa.date32()
+            table = table.append_column(column, pa.nulls(table.num_rows, kind))
     return table
 
 
