@@ -188,13 +188,11 @@ def history_command(card: str, out: Path) -> None:
         _fail(exc)
     click.echo(f"{card}: {len(entries)} versions")
     for e in entries:
-        span = (
-            f"runs {e.appeared}-{e.disappeared - 1}, gone in run {e.disappeared}"
-            if (e.disappeared)
-            else f"since run {e.appeared} (current)"
-        )
+        came = f"{e.as_of} (run {e.appeared})" if e.as_of else f"run {e.appeared}"
+        went = f"{e.gone_as_of} (run {e.disappeared})" if e.gone_as_of else f"run {e.disappeared}"
+        span = f"{came} until {went}" if e.disappeared else f"since {came}, current"
         date = str(e.effective_date or "undated")
-        click.echo(f"{date:<10}  {span:<32}  [{e.source}]  {e.text}")
+        click.echo(f"{date:<10}  {span:<44}  [{e.source}]  {e.text}")
 
 
 @cli.command("stats", short_help="Show the dataset in figures.")

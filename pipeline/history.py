@@ -282,34 +282,53 @@ def _state_order(state: pa.Table) -> pa.Table:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One version of one ruling of a card, in one source, with when it came and went."""
+    """One version of one ruling of a card, in one source, with when it came and went.
+
+    A source's versions are ordered by as-of date, then run: an archive read in one run
+    still shows its releases one after the other.
+    """
 
     source: str
     text_hash: str
     effective_date: dt.date | None
     text: str
     appeared: int
-    disappeared: int | None  # the first run of its source that no longer had it
+    disappeared: int | None  # the run of the first later version of its source without it
+    as_of: dt.date | None = None  # the as-of date of the version it first appeared in
+    gone_as_of: dt.date | None = None  # the as-of date of that later version
+
+
+_VersionKey = tuple[dt.date, int]
 
 
 def card_history(sightings: pa.Table, card: str) -> list[HistoryEntry]:
     """Every version of every ruling of CARD, oldest first."""
     rows = sightings.filter(pc.field("card") == card).to_pylist()
-    runs_of: dict[str, set[int]] = defaultdict(set)
-    seen: dict[tuple[str, str, dt.date | None], list[int]] = defaultdict(list)
+    versions_of: dict[str, set[_VersionKey]] = defaultdict(set)
+    seen: dict[tuple[str, str, dt.date | None], list[_VersionKey]] = defaultdict(list)
     texts: dict[tuple[str, str, dt.date | None], str] = {}
     for row in rows:
-        runs_of[row["source"]].add(row["run"])
+        version = (row["as_of"] or _NO_DATE, row["run"])
+        versions_of[row["source"]].add(version)
         key = (row["source"], row["text_hash"], row["effective_date"])
-        seen[key].append(row["run"])
+        seen[key].append(version)
         texts.setdefault(key, row["text"])
     entries = []
-    for (source, text_hash, date), runs in seen.items():
-        later = [r for r in sorted(runs_of[source]) if r > max(runs)]
+    for (source, text_hash, date), versions in seen.items():
+        first, last = min(versions), max(versions)
+        later = [v for v in sorted(versions_of[source]) if v > last]
+        gone = later[0] if later else None
         entries.append(
-            HistoryEntry(source, text_hash, date, texts[(source, text_hash, date)], min(runs),
-                         later[0] if later else None)
+            HistoryEntry(source, text_hash, date, texts[(source, text_hash, date)], first[1],
+                         gone[1] if gone else None, _dated(first[0]),
+                         _dated(gone[0]) if gone else None)
         )  # fmt: skip
-    return sorted(
-        entries, key=lambda e: (e.appeared, e.source, e.effective_date or dt.date.min, e.text_hash)
-    )
+    return sorted(entries, key=_entry_order)
+
+
+def _entry_order(e: HistoryEntry) -> tuple[object, ...]:
+    return (e.as_of or _NO_DATE, e.appeared, e.source, e.effective_date or _NO_DATE, e.text_hash)
+
+
+def _dated(day: dt.date) -> dt.date | None:
+    return None if day == _NO_DATE else day
