@@ -6,8 +6,13 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections import Counter
 from typing import TYPE_CHECKING
 
+import duckdb
+import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -16,12 +21,13 @@ from conftest import FIXTURES, RAW, rows, table
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import ingest, store
+from pipeline import ingest, open_dataset, store
 from pipeline.history import run_changes, state_from_sightings, with_current
 from pipeline.ingest import upgrade
 from pipeline.schema import TABLES
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 V3 = FIXTURES / "dataset-v3"  # three runs written by the version-3 code (fixtures README)
@@ -167,3 +173,102 @@ def _edited(text: str, edits: list[tuple[str, int]]) -> str:
         elif action == "add":
             blocks.append(f"2025-01-0{1 + at % 9}\n\nA ruling added in edit {at}.")
     return "\n\n".join(blocks) + "\n"
+
+
+_WRITER = """
+import sys
+import threading
+from pathlib import Path
+from pipeline import ingest
+raw, out, runs = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+for n in range(runs):
+    body = "".join(f"2024-05-0{d}\\n\\nRuling {d} of card {n}.\\n\\n" for d in (1, 2, 3))
+    (raw / f"new{n:02d}.txt").write_text(f"Card {n}\\n\\n" + body, encoding="utf-8")
+    ingest([raw], out=out, workers=1)
+"""
+
+
+def _rulings_readers(out: Path) -> dict[str, Callable[[], int]]:
+    """Ways to count the rows of rulings.parquet that open it once, or pin a version."""
+    link = out / "rulings.parquet"
+
+    def with_pandas() -> int:
+        with link.open("rb") as handle:  # one open file: the version it was opened on
+            return len(pd.read_parquet(handle))
+
+    def with_duckdb() -> int:
+        query = f"SELECT count(*) FROM read_parquet('{link}')"  # noqa: S608
+        [(found,)] = duckdb.connect().execute(query).fetchall()
+        return int(found)
+
+    return {
+        "pandas": with_pandas,
+        "pyarrow": lambda: pq.read_table(os.path.realpath(link)).num_rows,
+        "duckdb": with_duckdb,
+        "polars": lambda: pl.read_parquet(os.path.realpath(link)).height,
+        "dataset": lambda: len(open_dataset(out).rulings(current_only=False)),
+    }
+
+
+def _sightings_readers(out: Path) -> dict[str, Callable[[], list[int]]]:
+    """Ways to read the run of every sighting from the folder of parts."""
+    folder = out / "sightings"
+
+    def with_duckdb() -> list[int]:
+        pattern = f"{folder}/*/*.parquet"
+        query = f"SELECT run FROM read_parquet('{pattern}', hive_partitioning = true)"  # noqa: S608
+        return [int(run) for (run,) in duckdb.connect().execute(query).fetchall()]
+
+    return {
+        "pandas": lambda: [int(r) for r in pd.read_parquet(folder)["run"]],
+        "pyarrow": lambda: [int(str(r)) for r in pq.read_table(folder)["run"].to_pylist()],
+        "duckdb": with_duckdb,
+        "polars": lambda: [int(r) for r in pl.scan_parquet(folder).collect()["run"]],
+        "dataset": lambda: [int(r) for r in open_dataset(out).sightings()["run"]],
+    }
+
+
+def test_readers_during_commits(tmp_path: Path) -> None:
+    """Readers in a loop while runs commit: no error, and every read is one whole version.
+
+    As README tells readers: a rewritten table by the path its link resolves to (or an
+    open file, or DuckDB, which opens it once), or through open_dataset(); the folders of
+    parts as they are. Polars and pyarrow open a path more than once: through the link, a
+    commit in between makes them read two versions' bytes.
+    """
+    raw, out, runs = tmp_path / "raw", tmp_path / "out", 12
+    raw.mkdir()
+    shutil.copy(RAW / "001_ca7dd0badab20c1e.txt", raw)
+    ingest([raw], out=out)  # run 1: 13 rulings; each later run adds 3
+    counts = {13 + 3 * n for n in range(runs + 1)}
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(raw), str(out), str(runs)], stderr=subprocess.PIPE
+    )  # its output is read only if it fails
+    rulings, sightings = _rulings_readers(out), _sightings_readers(out)
+    errors: list[str] = []
+    reads = dict.fromkeys(rulings, 0)
+
+    def loop(name: str) -> None:
+        while writer.poll() is None:
+            try:
+                count, per_run = rulings[name](), Counter(sightings[name]())
+            except Exception as exc:  # noqa: BLE001 - any failure of a reader is the finding
+                errors.append(f"{name}: {exc!r}")
+                continue
+            reads[name] += 1
+            if count not in counts:
+                errors.append(f"{name}: {count} rulings, not the count of a version")
+            if per_run != {run: (13 if run == 1 else 3) for run in per_run}:
+                errors.append(f"{name}: parts not whole: {dict(per_run)}")
+
+    threads = [threading.Thread(target=loop, args=(name,)) for name in rulings]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert writer.wait() == 0
+    assert writer.stderr is not None
+    writer.stderr.close()
+    assert errors == []
+    assert all(reads.values()), reads
+    assert len(open_dataset(out).rulings(current_only=False)) == max(counts)
