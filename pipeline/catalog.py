@@ -43,6 +43,8 @@ class Catalog:
         oracle_id: str | None,
         localized: Iterable[str] = (),
         faces: Iterable[str] = (),
+        *,
+        legendary: bool = False,
     ) -> None:
         """Record a card by its English name, with its oracle id, localized and face names."""
         self.english.setdefault(name.casefold(), name)
@@ -51,9 +53,11 @@ class Catalog:
         if oracle_id:
             self.oracle_of.setdefault(name, oracle_id)
             self.name_of.setdefault(oracle_id, name)
-        self.index.add(name, name)
-        for face in faces:
-            self.index.add(face, name)
+        for surface in (name, *faces):
+            self.index.add(surface, name)
+            short = _short_name(surface, legendary=legendary)
+            if short:
+                self.index.add(short, name, alias=True)
 
     def describe(self, terms: Iterable[str], text: str | None) -> None:
         """Note a card's keywords and types, and the ordinary words of its rules text."""
@@ -61,6 +65,17 @@ class Catalog:
         if text and text not in self._texts:
             self._texts.add(text)
             self.index.ordinary.update(_LOWER_WORD.findall(text))
+
+
+def _short_name(name: str, *, legendary: bool) -> str | None:
+    """What rulings call a legendary person: "Klothys" for "Klothys, God of Destiny"."""
+    if "//" in name:
+        return None
+    if "," in name:
+        return name.split(",", 1)[0].strip() or None
+    first, _, rest = name.partition(" ")
+    # "Basri" for "Basri Ket"; "The Tenth Doctor" and "Chandra's Regulator" are written out.
+    return first if legendary and rest and first.isalpha() and first != "The" else None
 
 
 class _Entry(NamedTuple):
@@ -79,7 +94,13 @@ def load_catalog(paths: Iterable[Path]) -> Catalog:
         try:
             doc = read.to_document(str(path), path.read_bytes(), SourceHints())
             for entry in _cards(doc):
-                catalog.add(entry.name, entry.oracle, entry.localized, entry.faces)
+                # Rulings shorten the names of legendary creatures and planeswalkers.
+                legendary = "Legendary" in entry.terms and bool(
+                    {"Creature", "Planeswalker"} & set(entry.terms)
+                )
+                catalog.add(
+                    entry.name, entry.oracle, entry.localized, entry.faces, legendary=legendary
+                )
                 catalog.describe(entry.terms, entry.text)
         except (OSError, InputError) as exc:
             msg = f"{path}: cannot read the catalog ({exc})"

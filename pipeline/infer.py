@@ -11,7 +11,7 @@ with evidence and a clear margin over the next candidate.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 # Words and single punctuation marks; names and texts are cut the same way, so "Urza's Saga"
 # and "Fire // Ice" match token by token whatever the spacing.
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-_SENTENCE_END = frozenset(".!?")
+# A sentence ends at . ! ? (and closing quotes or brackets) before a capital or a digit.
+_BOUNDARY = re.compile(r"[.!?][\"\u201d'\u2019)]*\s+(?=[\"\u201c'\u2018(]*[A-Z0-9])")
 _OPENERS = frozenset({'"', "\u201c", "'", "\u2018", "("})
-_CLOSERS = frozenset({'"', "\u201d", "'", "\u2019", ")"})
 # Self-reference: the weight of each kind of evidence.
 EVIDENCE = {"possessive": 3.0, "exiled with": 3.0, "subject": 2.0, "full name": 1.0}
 MENTION = 0.5  # a capitalised mid-sentence mention: counts toward the margin, is no evidence
@@ -45,6 +45,7 @@ _DETERMINERS = frozenset(
 # Words after a name that make it a game term ("Oracle text", "Time counters").
 _TERM_AFTER = frozenset(
     {"text", "wording", "ID", "counter", "counters", "token", "tokens", "type", "subtype"}
+    | {"game", "games", "format", "variant"}  # "In a Two-Headed Giant game"
 )
 # Words after a keyword or type name that show it used as such ("suspend cost").
 _KEYWORD_AFTER = frozenset(
@@ -53,10 +54,11 @@ _KEYWORD_AFTER = frozenset(
 _LOWER_WORD = re.compile(r"\b[a-z]+\b")
 _EXAMPLE_ANYWHERE = re.compile(r"\b(for example|for instance|e\.g\.)", re.IGNORECASE)
 _EXAMPLE_LIST = re.compile(r"\b(such as|like|unlike|including)\b", re.IGNORECASE)
-# What may stand between "such as" and the name of an example: a list of other names.
-_LIST_GAP = re.compile(
-    r"[\s(]*(?:(?:from|with|by|a|an|the)\s+)?(?:[A-Z][\w'\u2019,\- ]*?(?:,\s*|\s+(?:and|or)\s+))*",
-)
+# "such as that of Mentor of the Meek", "such as Opt, Consider, or Fire": a name at most this
+# many words after the marker, in the same clause, is an example.
+_EXAMPLE_WORDS = 6
+_CLAUSE_BREAK = re.compile(r"[;:]|,\s+(?!(?:and|or)\b)[a-z]")
+_AS = re.compile(r"(?:^|,)\s*as\s+$")  # "copies a spell, as Finale of Promise may"
 
 
 class Mention(NamedTuple):
@@ -89,10 +91,14 @@ class _Node:
     children: dict[str, _Node] = field(default_factory=dict)
     card: str | None = None
     words: int = 0
+    alias: bool = False  # a short name ("Klothys" of "Klothys, God of Destiny")
+    ambiguous: bool = False  # a short name of several cards: none of them
 
 
-def _tokens(text: str) -> list[re.Match[str]]:
-    return list(_TOKEN.finditer(text.replace("\u2019", "'")))
+def _tokens(text: str) -> tuple[list[str], list[int], list[int]]:
+    """The tokens of TEXT, their start and end offsets."""
+    matches = list(_TOKEN.finditer(text.replace("\u2019", "'")))
+    return [m.group() for m in matches], [m.start() for m in matches], [m.end() for m in matches]
 
 
 @dataclass(slots=True)
@@ -103,25 +109,34 @@ class NameIndex:
     terms: set[str] = field(default_factory=set)  # casefolded keywords, ability words, types
     ordinary: set[str] = field(default_factory=set)  # lowercase words of the catalog's rules text
 
-    def add(self, surface: str, card: str) -> None:
-        """Index SURFACE (a card name or a face name) as a name of CARD."""
+    def add(self, surface: str, card: str, *, alias: bool = False) -> None:
+        """Index SURFACE (a card, face or short name) as a name of CARD; full names first."""
         node = self.root
-        tokens = [m.group() for m in _tokens(surface)]
+        tokens = _tokens(surface)[0]
         for token in tokens:
             node = node.children.setdefault(token, _Node())
-        if node.card is None:
-            node.card = card
-            node.words = sum(1 for t in tokens if t[0].isalnum())
+        if node.card == card or (node.card is not None and not node.alias):
+            node.alias = node.alias and alias
+            return
+        if alias and (node.card is not None or node.ambiguous):
+            node.card, node.ambiguous = None, True  # two cards share this short name
+            return
+        node.card, node.alias = card, alias
+        node.words = sum(1 for t in tokens if t[0].isalnum())
 
     def mentions(self, text: str) -> list[Mention]:
         """Every catalog name TEXT mentions, classed as evidence or not."""
-        tokens = _tokens(text)
-        firsts = _sentence_starts(tokens)
+        words, starts, ends = _tokens(text)
+        names = self.root.children
+        bounds: list[int] = []  # sentence starts (offsets), found once a name is
         found: list[Mention] = []
         i = 0
-        while i < len(tokens):
+        while i < len(words):
+            if words[i] not in names:
+                i += 1
+                continue
             node, end, hit = self.root, i, None
-            while end < len(tokens) and (child := node.children.get(tokens[end].group())):
+            while end < len(words) and (child := node.children.get(words[end])):
                 node, end = child, end + 1
                 if node.card is not None:
                     hit = (node, end)
@@ -129,23 +144,23 @@ class NameIndex:
                 i += 1
                 continue
             matched, end = hit
-            first = firsts[bisect_right(firsts, i) - 1]
-            sentence_start = all(t.group() in _OPENERS for t in tokens[first:i])
+            bounds = bounds or [0, *(m.end() for m in _BOUNDARY.finditer(text))]
+            sentence = bisect_right(bounds, starts[i]) - 1
+            first = bisect_left(starts, bounds[sentence])
+            until = bounds[sentence + 1] if sentence + 1 < len(bounds) else len(text)
             spot = _Spot(
-                name=text[tokens[i].start() : tokens[end - 1].end()],
-                before=text[: tokens[i].start()],
-                clause=text[tokens[first].start() : tokens[i].start()],
-                after=tuple(t.group() for t in tokens[end : end + 2]),
-                previous=tuple(t.group().casefold() for t in tokens[max(first, i - 2) : i]),
+                name=text[starts[i] : ends[end - 1]],
+                before=text[: starts[i]],
+                clause=text[bounds[sentence] : starts[i]],
+                after=tuple(words[end : end + 2]),
+                previous=tuple(w.casefold() for w in words[max(first, i - 2) : i]),
                 words=matched.words,
-                sentence_start=sentence_start,
+                sentence_start=all(w in _OPENERS for w in words[first:i]),
                 term=str(matched.card).casefold() in self.terms,
             )
             kind = next((k for k, rule in _RULES if rule(spot)), "mention")
-            stop = bisect_right(firsts, i)
-            until = tokens[firsts[stop]].start() if stop < len(firsts) else len(text)
-            sentence = text[tokens[first].start() : until].strip()
-            found.append(Mention(str(matched.card), kind, sentence, matched.words))
+            sentence_text = text[bounds[sentence] : until].strip()
+            found.append(Mention(str(matched.card), kind, sentence_text, matched.words))
             i = end
         return found
 
@@ -164,10 +179,15 @@ class _Spot(NamedTuple):
 
 
 def _is_example(spot: _Spot) -> bool:
+    """After "for example" or "e.g.", a few words after "such as" or "like", or ", as"."""
     clause = spot.clause
-    return bool(_EXAMPLE_ANYWHERE.search(clause)) or any(
-        _LIST_GAP.fullmatch(clause[m.end() :]) for m in _EXAMPLE_LIST.finditer(clause)
-    )
+    if _EXAMPLE_ANYWHERE.search(clause) or _AS.search(clause):
+        return True
+    for marker in _EXAMPLE_LIST.finditer(clause):
+        gap = clause[marker.end() :]
+        if len(gap.split()) <= _EXAMPLE_WORDS and not _CLAUSE_BREAK.search(gap):
+            return True
+    return False
 
 
 def _is_quoted(spot: _Spot) -> bool:
@@ -210,21 +230,6 @@ _RULES: tuple[tuple[str, Callable[[_Spot], bool]], ...] = (
     # A keyword or type capitalised mid-sentence with no self-reference ("Island you control").
     ("keyword or type", lambda s: s.term),
 )
-
-
-def _sentence_starts(tokens: list[re.Match[str]]) -> list[int]:
-    """Indices of the tokens that open a sentence: after . ! ? (and closing marks), capitalised."""
-    starts = [0]
-    for j in range(1, len(tokens)):
-        k = j - 1
-        while k > 0 and tokens[k].group() in _CLOSERS:
-            k -= 1
-        token = tokens[j].group()
-        if tokens[k].group() in _SENTENCE_END and (
-            token[0].isupper() or token[0].isdigit() or token in _OPENERS
-        ):
-            starts.append(j)
-    return starts
 
 
 def name_weight(card: str, words: int, index: NameIndex, lowercase: Iterable[str]) -> float:
@@ -273,7 +278,10 @@ def _verdict(candidates: list[Candidate]) -> Verdict:
     ranked = tuple(sorted(candidates, key=lambda c: (-c.score, c.card)))
     best = ranked[0]
     runner_up = ranked[1].score if len(ranked) > 1 else 0.0
-    clear = bool(best.evidence) and best.score >= MARGIN * runner_up
+    # A name merely written out once may be another card's ("the ability of Mystic Sanctuary").
+    alone = {m.sentence for m in best.evidence if m.kind == "full name"}
+    strong = len(alone) > 1 or any(m.kind != "full name" for m in best.evidence)
+    clear = strong and best.score >= MARGIN * runner_up
     return Verdict(best.card if clear else None, ranked)
 
 
