@@ -113,6 +113,21 @@ def test_seeds_naming_their_card_are_unchanged(tmp_path: Path, catalog: Catalog,
         ("Cast an instant such as Opt or Fire.", ("Opt", "example")),
         ("For example, you may cast Consider.", ("Consider", "example")),
         ("You may cast a spell like Opt this way.", ("Opt", "example")),
+        # Real rulings (THB, RNA) that name other cards or a game variant.
+        (
+            (
+                "Abilities that trigger when a creature enters, such as that of Mentor of the "
+                "Meek, see the token enter as a 0/0 creature."
+            ),
+            ("Mentor of the Meek", "example"),
+        ),
+        (
+            (
+                "In a Two-Headed Giant game, Klothys\u2019s last ability causes the opposing "
+                "team to lose 4 life."
+            ),
+            ("Two-Headed Giant", "game term"),
+        ),
     ],
     ids=lambda v: v[:24] if isinstance(v, str) else None,
 )
@@ -219,3 +234,33 @@ def test_face_names_name_their_card() -> None:
         "Fire // Ice",
         "Rift",
     ]
+
+
+def test_short_names_of_legendary_cards(catalog: Catalog) -> None:
+    """Klothys's names Klothys, God of Destiny; Teferi's names no card (there are three)."""
+    mentions = catalog.index.mentions(
+        "In a Two-Headed Giant game, Klothys\u2019s last ability causes the opposing team to "
+        "lose 4 life. Teferi\u2019s first ability resolves."
+    )
+    assert [(m.card, m.kind) for m in mentions] == [
+        ("Two-Headed Giant", "game term"),
+        ("Klothys, God of Destiny", "possessive"),
+    ]
+
+
+def test_short_names_shared_by_two_cards_name_neither() -> None:
+    """A short name of two cards is no name; a full name keeps its node over a short one."""
+    catalog = Catalog()
+    catalog.add("Basri Ket", None, legendary=True)
+    catalog.add("Basri, Devoted Paladin", None, legendary=True)
+    catalog.add("Rift", None)
+    catalog.add("Rift, the Bolt", None, legendary=True)
+    assert catalog.index.mentions("Basri's ability resolves.") == []
+    assert [m.card for m in catalog.index.mentions("Then Rift deals 3 damage.")] == ["Rift"]
+
+
+def test_set_files_tokens_are_not_cards() -> None:
+    """A set file's `tokens` and `sealedProduct` lists are not AtomicCards entries."""
+    catalog = load_catalog([SETS / "THB.json"])
+    assert catalog.index.mentions("Then the tokens leave the battlefield.") == []
+    assert not {"tokens", "sealedproduct"} & catalog.english.keys()
