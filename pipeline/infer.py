@@ -68,6 +68,7 @@ class Mention(NamedTuple):
     kind: str  # an EVIDENCE key, "mention", or why it is no evidence
     sentence: str
     words: int  # words of the name as written (a face name may be shorter than the card's)
+    name: str  # as written: the card's, a face's ("Fire") or a short name ("Klothys")
 
 
 class Candidate(NamedTuple):
@@ -148,19 +149,20 @@ class NameIndex:
             sentence = bisect_right(bounds, starts[i]) - 1
             first = bisect_left(starts, bounds[sentence])
             until = bounds[sentence + 1] if sentence + 1 < len(bounds) else len(text)
+            name = text[starts[i] : ends[end - 1]]
             spot = _Spot(
-                name=text[starts[i] : ends[end - 1]],
+                name=name,
                 before=text[: starts[i]],
                 clause=text[bounds[sentence] : starts[i]],
                 after=tuple(words[end : end + 2]),
                 previous=tuple(w.casefold() for w in words[max(first, i - 2) : i]),
                 words=matched.words,
                 sentence_start=all(w in _OPENERS for w in words[first:i]),
-                term=str(matched.card).casefold() in self.terms,
+                term=name.casefold() in self.terms,
             )
             kind = next((k for k, rule in _RULES if rule(spot)), "mention")
             sentence_text = text[bounds[sentence] : until].strip()
-            found.append(Mention(str(matched.card), kind, sentence_text, matched.words))
+            found.append(Mention(str(matched.card), kind, sentence_text, matched.words, name))
             i = end
         return found
 
@@ -232,10 +234,10 @@ _RULES: tuple[tuple[str, Callable[[_Spot], bool]], ...] = (
 )
 
 
-def name_weight(card: str, words: int, index: NameIndex, lowercase: Iterable[str]) -> float:
-    """How much a mention of CARD counts: longer names more, ordinary single words less."""
+def name_weight(name: str, words: int, index: NameIndex, lowercase: set[str]) -> float:
+    """How much a mention of NAME counts: longer names more, ordinary single words less."""
     weight = float(min(words, 3))
-    folded = card.casefold()
+    folded = name.casefold()
     if words == 1 and (folded in index.terms or folded in index.ordinary or folded in lowercase):
         weight /= 2
     return weight
@@ -263,7 +265,7 @@ def infer(texts: Mapping[str, Iterable[str]], index: NameIndex) -> dict[str, Ver
 
 
 def _candidate(card: str, mentions: list[Mention], index: NameIndex, lower: set[str]) -> Candidate:
-    weight = name_weight(card, max(m.words for m in mentions), index, lower)
+    weight = max(name_weight(m.name, m.words, index, lower) for m in mentions)
     evidence = sorted(
         (m for m in mentions if m.kind in EVIDENCE), key=lambda m: (-EVIDENCE[m.kind], m.sentence)
     )
