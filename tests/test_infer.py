@@ -264,3 +264,25 @@ def test_set_files_tokens_are_not_cards() -> None:
     catalog = load_catalog([SETS / "THB.json"])
     assert catalog.index.mentions("Then the tokens leave the battlefield.") == []
     assert not {"tokens", "sealedproduct"} & catalog.english.keys()
+
+
+def test_scryfall_catalog_gives_faces_keywords_and_types(tmp_path: Path) -> None:
+    """Scryfall cards: face names from card_faces, keywords and type-line words as terms."""
+    path = tmp_path / "cards.json"
+    path.write_text(
+        '[{"object":"card","name":"Fire // Ice","oracle_id":"o-1","type_line":"Instant // '
+        'Instant","card_faces":[{"name":"Fire"},{"name":"Ice"}]},'
+        '{"object":"card","name":"Suspend","oracle_id":"o-2","keywords":["Suspend"],'
+        '"type_line":"Instant","oracle_text":"Exile target creature."}]',
+        encoding="utf-8",
+    )
+    index = load_catalog([path]).index
+    assert [(m.card, m.kind) for m in index.mentions("If Ice is countered, Fire is not.")] == [
+        ("Fire // Ice", "subject"),
+        ("Fire // Ice", "subject"),
+    ]
+    assert [m.kind for m in index.mentions("Then the Suspend card is exiled.")] == [
+        "keyword or type"
+    ]
+    assert {"suspend", "instant"} <= index.terms
+    assert index.ordinary == {"target", "creature"}  # "Exile" opens its sentence
