@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import read
 from pipeline.errors import InputError, UsageError
+from pipeline.infer import NameIndex, Verdict, describe, evidence, infer
 from pipeline.merge import lookup, replace_column, strings
 from pipeline.models import CardOrigin, Kind, SourceHints
 from pipeline.parsers import mtgjson
@@ -21,11 +22,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
-_WORD = re.compile(r"[^\W\d_][\w'\-]*")
-# A mention in an example ("such as from Meddling Mage's ability") names another card.
-_EXAMPLE = re.compile(
-    r"(such as|like|for example|e\.g\.|for instance)[\s(]*(from\s+)?$", re.IGNORECASE
-)
+_LOWER_WORD = re.compile(r"\b[a-z]+\b")
+_TYPE_WORD = re.compile(r"[^\W\d_][\w'\-]*")
+_LISTED = 5  # candidates named in a warning
 
 
 @dataclass(slots=True)
@@ -35,35 +34,57 @@ class Catalog:
     english: dict[str, str] = field(default_factory=dict)  # casefolded name -> English name
     oracle_of: dict[str, str] = field(default_factory=dict)  # English name -> oracle id
     name_of: dict[str, str] = field(default_factory=dict)  # oracle id -> English name
-    by_first_word: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    index: NameIndex = field(default_factory=NameIndex)  # English and face names, for inference
+    _texts: set[str] = field(default_factory=set)  # rules texts whose words were counted
 
-    def add(self, name: str, oracle_id: str | None, localized: Iterable[str] = ()) -> None:
-        """Record a card by its English name, with its oracle id and localized names."""
+    def add(
+        self,
+        name: str,
+        oracle_id: str | None,
+        localized: Iterable[str] = (),
+        faces: Iterable[str] = (),
+        *,
+        legendary: bool = False,
+    ) -> None:
+        """Record a card by its English name, with its oracle id, localized and face names."""
         self.english.setdefault(name.casefold(), name)
         for local in localized:
             self.english.setdefault(local.casefold(), name)
         if oracle_id:
             self.oracle_of.setdefault(name, oracle_id)
             self.name_of.setdefault(oracle_id, name)
-        first = _WORD.match(name)
-        if first is not None:
-            self.by_first_word[first.group()].add(name)
+        for surface in (name, *faces):
+            self.index.add(surface, name)
+            short = _short_name(surface, legendary=legendary)
+            if short:
+                self.index.add(short, name, alias=True)
 
-    def mentions(self, text: str) -> set[str]:
-        """English card names TEXT mentions as itself, not in an example or parentheses."""
-        found: set[str] = set()
-        for match in _WORD.finditer(text):
-            word = match.group()
-            for name in self.by_first_word.get(word, set()) | self.by_first_word.get(
-                word.removesuffix("'s"), set()
-            ):
-                start = match.start()
-                end = start + len(name)
-                if text.startswith(name, start) and not text[end : end + 1].isalnum():
-                    before = text[:start]
-                    if before.count("(") <= before.count(")") and not _EXAMPLE.search(before[-30:]):
-                        found.add(name)
-        return found
+    def describe(self, terms: Iterable[str], text: str | None) -> None:
+        """Note a card's keywords and types, and the ordinary words of its rules text."""
+        self.index.terms.update(t.casefold() for t in terms)
+        if text and text not in self._texts:
+            self._texts.add(text)
+            self.index.ordinary.update(_LOWER_WORD.findall(text))
+
+
+def _short_name(name: str, *, legendary: bool) -> str | None:
+    """What rulings call a legendary person: "Klothys" for "Klothys, God of Destiny"."""
+    if "//" in name:
+        return None
+    if "," in name:
+        return name.split(",", 1)[0].strip() or None
+    first, _, rest = name.partition(" ")
+    # "Basri" for "Basri Ket"; "The Tenth Doctor" and "Chandra's Regulator" are written out.
+    return first if legendary and rest and first.isalpha() and first != "The" else None
+
+
+class _Entry(NamedTuple):
+    name: str
+    oracle: str | None
+    localized: list[str]
+    faces: list[str]
+    terms: list[str]  # keywords, ability words, types, subtypes, supertypes
+    text: str | None  # the rules text
 
 
 def load_catalog(paths: Iterable[Path]) -> Catalog:
@@ -72,15 +93,31 @@ def load_catalog(paths: Iterable[Path]) -> Catalog:
     for path in paths:
         try:
             doc = read.to_document(str(path), path.read_bytes(), SourceHints())
-            for name, oracle, local in _cards(doc):
-                catalog.add(name, oracle, local)
+            for entry in _cards(doc):
+                # Rulings shorten the names of legendary creatures and planeswalkers.
+                legendary = "Legendary" in entry.terms and bool(
+                    {"Creature", "Planeswalker"} & set(entry.terms)
+                )
+                catalog.add(
+                    entry.name, entry.oracle, entry.localized, entry.faces, legendary=legendary
+                )
+                catalog.describe(entry.terms, entry.text)
         except (OSError, InputError) as exc:
             msg = f"{path}: cannot read the catalog ({exc})"
             raise UsageError(msg) from exc
     return catalog
 
 
-def _cards(doc: Any) -> Iterator[tuple[str, str | None, list[str]]]:  # noqa: ANN401
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _text(card: dict[str, Any], key: str) -> str | None:
+    value = card.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _cards(doc: Any) -> Iterator[_Entry]:  # noqa: ANN401
     if mtgjson.detect(doc):
         for card in mtgjson.cards(doc):
             name = card.get("name")
@@ -91,7 +128,16 @@ def _cards(doc: Any) -> Iterator[tuple[str, str | None, list[str]]]:  # noqa: AN
                     for f in foreign
                     if isinstance(f, dict) and isinstance(f.get("name"), str)
                 ]
-                yield name, mtgjson.oracle_id(card), local
+                terms = [
+                    *_strings(card.get("keywords")),
+                    *_strings(card.get("types")),
+                    *_strings(card.get("subtypes")),
+                    *_strings(card.get("supertypes")),
+                ]
+                faces = _strings([card.get("faceName")])
+                yield _Entry(
+                    name, mtgjson.oracle_id(card), local, faces, terms, _text(card, "text")
+                )
         return
     kind, keys = top_level(doc.data) if doc.data else ("", {})
     prefix = "data.item" if kind == "map" and keys.get("object") == "list" else "item"
@@ -99,9 +145,20 @@ def _cards(doc: Any) -> Iterator[tuple[str, str | None, list[str]]]:  # noqa: AN
         raise InputError(doc.path, "not MTGJSON nor Scryfall cards JSON")
     for card in items(doc.data, prefix, doc.path):
         if isinstance(card, dict) and isinstance(card.get("name"), str):
-            local = [card["printed_name"]] if isinstance(card.get("printed_name"), str) else []
-            oracle = card.get("oracle_id")
-            yield card["name"], oracle if isinstance(oracle, str) else None, local
+            local = _strings([card.get("printed_name")])
+            oracle = _text(card, "oracle_id")
+            sides = card.get("card_faces")
+            names = (
+                [f.get("name") for f in sides if isinstance(f, dict)]
+                if isinstance(sides, list)
+                else []
+            )
+            terms = _strings(card.get("keywords")) + _TYPE_WORD.findall(
+                _text(card, "type_line") or ""
+            )
+            yield _Entry(
+                card["name"], oracle, local, _strings(names), terms, _text(card, "oracle_text")
+            )
 
 
 def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, list[str]]:
@@ -147,7 +204,7 @@ def _is_ruling(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow boolean array
 
 
 def _inferred(table: pa.Table, catalog: Catalog, warnings: list[str]) -> pa.Table:
-    """Give documents with no card the one catalog card their rulings mention."""
+    """Give documents with no card the catalog card their rulings refer to as themselves."""
     unknown = pc.and_(pc.is_null(table["card"]), _is_ruling(table))
     if not pc.any(unknown).as_py():
         return table
@@ -156,13 +213,8 @@ def _inferred(table: pa.Table, catalog: Catalog, warnings: list[str]) -> pa.Tabl
                           strings(table.filter(unknown)["text"]), strict=True):  # fmt: skip
         texts[path].append(text)
     found: dict[str, str] = {}
-    for path, ruling_texts in sorted(texts.items()):
-        names = set().union(*(catalog.mentions(t) for t in ruling_texts))
-        if len(names) == 1:
-            found[path] = names.pop()
-        elif names:
-            several = ", ".join(sorted(names))
-            warnings.append(f"{path}: rulings mention several catalog cards ({several}); no guess")
+    for path, verdict in sorted(infer(texts, catalog.index).items()):
+        found.update(_report(path, verdict, warnings))
     if not found:
         return table
     guess = pc.if_else(unknown, lookup(table["source_path"], found), pa.scalar(None, pa.string()))
@@ -172,3 +224,21 @@ def _inferred(table: pa.Table, catalog: Catalog, warnings: list[str]) -> pa.Tabl
     )
     table = replace_column(table, "card_printed", pc.coalesce(table["card_printed"], guess))
     return replace_column(table, "card", pc.coalesce(table["card"], guess))
+
+
+def _report(path: str, verdict: Verdict, warnings: list[str]) -> dict[str, str]:
+    """The warning that shows a reviewer the evidence (or its lack); the card, if chosen."""
+    best = verdict.candidates[0]
+    if verdict.card is not None:
+        warnings.append(f"{path}: card {verdict.card} inferred from its rulings ({evidence(best)})")
+        return {path: verdict.card}
+    listed = "; ".join(describe(c) for c in verdict.candidates[:_LISTED])
+    more = len(verdict.candidates) - _LISTED
+    listed += f"; and {more} more" if more > 0 else ""
+    reason = (
+        "no clear margin between the candidates"
+        if best.evidence
+        else "no ruling refers to a catalog card as itself"
+    )
+    warnings.append(f"{path}: no card inferred ({reason}): {listed}")
+    return {}

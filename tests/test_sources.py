@@ -180,31 +180,36 @@ def test_localized_title_with_the_real_plc_catalog(tmp_path: Path) -> None:
     assert {r["card"] for r in _rows(tmp_path / "out")} == {"Dichotomancy"}
 
 
-def test_card_inferred_from_mentions(tmp_path: Path) -> None:
-    """Seed 000 with no manifest: the one catalog card its rulings name as itself."""
+def test_card_inferred_from_its_rulings(tmp_path: Path) -> None:
+    """Seed 000 with no manifest: the catalog card its rulings refer to as itself."""
     raw = tmp_path / "raw"
     raw.mkdir()
     shutil.copy(RAW / "000_3c6244a5804b91f0.txt", raw)
     report = ingest([raw], out=tmp_path / "out", catalog=load_catalog([CATALOG]))
     rows = _rows(tmp_path / "out")
     assert {(r["card"], r["card_origin"]) for r in rows} == {("The Tenth Doctor", "inferred")}
-    assert report.warnings == ()
+    [note] = report.warnings
+    assert note.startswith(
+        "000_3c6244a5804b91f0.txt: card The Tenth Doctor inferred from its rulings (possessive: "
+    )
 
 
-def test_several_mentioned_cards_are_not_guessed(tmp_path: Path) -> None:
-    """Two catalog cards named as themselves: no card, and a warning naming both."""
+def test_several_referred_cards_are_not_guessed(tmp_path: Path) -> None:
+    """Two catalog cards referred to as themselves: no card, and a warning naming both."""
     raw = tmp_path / "raw"
     raw.mkdir()
     (raw / "d.txt").write_text(
         "Rulings\n\n2024-01-01\n\nRift Bolt deals 3 damage.\n\n2024-01-01\n\n"
-        "Dichotomancy searches a library.\n",
+        "The copy of Dichotomancy's ability searches a library.\n",
         encoding="utf-8",
     )
     report = ingest([raw], out=tmp_path / "out", catalog=load_catalog([CATALOG]))
     assert {r["card"] for r in _rows(tmp_path / "out")} == {None}
-    assert "d.txt: rulings mention several catalog cards (Dichotomancy, Rift Bolt); no guess" in (
-        report.warnings
-    )
+    assert (
+        "d.txt: no card inferred (no clear margin between the candidates): "
+        'Rift Bolt (subject: "Rift Bolt deals 3 damage."); '
+        'Dichotomancy (possessive: "The copy of Dichotomancy\'s ability searches a library.")'
+    ) in report.warnings
 
 
 @needs_realdata

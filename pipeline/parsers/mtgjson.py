@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 LAYOUT = Layout.MTGJSON
+# A set file's other lists of objects: not AtomicCards entries named "tokens".
+_SET_LISTS = frozenset({"tokens", "sealedProduct", "decks"})
 SOURCE = "mtgjson"
 
 
@@ -30,6 +32,8 @@ def cards(doc: RawDocument) -> Iterator[dict[str, Any]]:
             yield from (c for c in value if isinstance(c, dict))
         elif isinstance(value, dict) and isinstance(value.get("cards"), list):  # AllPrintings
             yield from (c for c in value["cards"] if isinstance(c, dict))
+        elif key in _SET_LISTS:
+            continue
         elif isinstance(value, list) and value and isinstance(value[0], dict):  # AtomicCards
             yield {**value[0], "name": key}
 
