@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -118,6 +119,8 @@ CHANGES = make_schema(
         pa.field("group", pa.string(), nullable=False),
         pa.field("old_text", pa.string()),
         pa.field("new_text", pa.string()),
+        pa.field("match", pa.string()),
+        pa.field("replaced_by", pa.string()),
     ]
 )
 
@@ -159,8 +162,26 @@ def _v2_to_v3(name: str, table: pa.Table) -> pa.Table:
     return table
 
 
+def _v3_to_v4(name: str, table: pa.Table) -> pa.Table:
+    """Version 4 says how a change's rulings were paired (`match`) and what replaced a removal.
+
+    Older changes come back with both empty: they were paired by characters alone, and no
+    removal was told as replaced.
+    """
+    if name != "changes" or "match" in table.column_names:
+        return table
+    table = table.append_column("match", pc.if_else(
+        pc.equal(table["change"], pa.scalar("amended")),
+        pc.if_else(pc.is_valid(table["old_rule_id"]), pa.scalar("rule"), pa.scalar("characters")),
+        pa.scalar(None, pa.string()),
+    ))  # fmt: skip
+    return table.append_column("replaced_by", pa.nulls(table.num_rows, pa.string()))
+
+
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.
-MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
+}  # fmt: skip
 
 
 # In memory, the long `text` columns are dictionary-encoded: the same rulings recur across
