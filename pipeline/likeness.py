@@ -60,6 +60,11 @@ def stem(word: str) -> str:
     return word[:_STEM]
 
 
+def stems_of(folded: str) -> frozenset[str]:
+    """The stems of the words of a self-folded text, common words left out."""
+    return frozenset(stem(w) for w in _WORD.findall(folded) if w not in _STOP)
+
+
 @cache
 def _rarity() -> defaultdict[str, float]:
     """Inverse document frequency of each stem over real rulings (stem_counts.txt).
@@ -82,10 +87,7 @@ class Texts:
         """Prepare TEXTS (every ruling compared, old and new) of CARD."""
         self._folded = {t: self_folded(t, card) for t in dict.fromkeys(texts)}
         self._words = {t: _WORD.findall(f) for t, f in self._folded.items()}
-        self._stems = {
-            t: frozenset(stem(w) for w in words if w not in _STOP)
-            for t, words in self._words.items()
-        }
+        self._stems = {t: stems_of(f) for t, f in self._folded.items()}
 
     def characters(self, a: str, b: str) -> float:
         """Indel similarity (0-100) of the self-folded texts."""

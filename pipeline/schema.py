@@ -171,7 +171,7 @@ def _v3_to_v4(name: str, table: pa.Table) -> pa.Table:
     if name != "changes" or "match" in table.column_names:
         return table
     table = table.append_column("match", pc.if_else(
-        pc.equal(table["change"], pa.scalar("amended")),
+        pc.equal(table["change"].cast(pa.string()), pa.scalar("amended")),
         pc.if_else(pc.is_valid(table["old_rule_id"]), pa.scalar("rule"), pa.scalar("characters")),
         pa.scalar(None, pa.string()),
     ))  # fmt: skip
