@@ -159,7 +159,7 @@ def _body(g: Group) -> str:
 def _timeline(cs: Changeset) -> str:
     """Card-level changes per month, as inline SVG bars."""
     months = Counter(
-        g.date.strftime("%Y-%m") for g in cs.groups for _ in range(g.changes) if g.date
+        g.date.strftime("%Y-%m") for g in cs.groups for _ in range(g.changes + g.added) if g.date
     )
     if not months:
         return ""
