@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.diff import ChangeType
+from pipeline.diff import ChangeType, Match
 from pipeline.merge import strings
 
 # A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
@@ -38,6 +38,14 @@ class Group:
     changes: int  # card-level changes in the group
     explained_by: tuple[str, ...] = ()  # rule changes that explain a ruling change
     lang: str | None = None  # the language of the text, where the dataset knows it
+    match: str | None = None  # how an amendment's rulings were paired (diff.Match)
+    replaced: tuple[str, ...] = ()  # a replacement: the removed texts NEW_TEXT now carries
+    added: int = 0  # a replacement: the additions of NEW_TEXT it holds (beside `changes`)
+
+    @property
+    def is_replacement(self) -> bool:
+        """Removed rulings shown with the added ruling that carries them."""
+        return bool(self.replaced)
 
     @property
     def is_rule(self) -> bool:
@@ -65,7 +73,8 @@ class Changeset:
 
     def count(self, change: ChangeType) -> int:
         """How many card-level changes of this type the groups hold."""
-        return sum(g.changes for g in self.groups if g.change is change)
+        held = sum(g.changes for g in self.groups if g.change is change)
+        return held + (sum(g.added for g in self.groups) if change is ChangeType.ADDED else 0)
 
 
 def changeset(
@@ -116,6 +125,8 @@ def _card_key(pair: tuple[str | None, str]) -> tuple[bool, str, str]:
 
 
 def _group(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
+    if any(m["match"] == Match.CONTAINED.value for m in members):
+        return _replacement(members, langs)
     head = members[0]
     cards = tuple(sorted({(m["card"], m["source"]) for m in members}, key=_card_key))
     return Group(
@@ -133,6 +144,34 @@ def _group(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
         cards=cards,
         changes=len(members),
         lang=langs.get(head["new_text_hash"] or head["old_text_hash"]),
+        match=head["match"],
+    )
+
+
+def _replacement(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
+    """Removed rulings and the added one that carries them, on every card: one group."""
+    removed = [m for m in members if m["change"] == ChangeType.REMOVED.value]
+    carriers = [m for m in members if m["change"] == ChangeType.ADDED.value]
+    head, carrier = (removed or members)[0], (carriers or [{}])[0]
+    texts = sorted({m["old_text"] for m in removed if m["old_text"]})
+    return Group(
+        group=head["group"],
+        change=ChangeType.REMOVED,
+        rule_change=True,
+        silent=False,
+        old_text=texts[0] if texts else None,
+        new_text=carrier.get("new_text"),
+        old_date=head["old_date"],
+        new_date=carrier.get("new_date"),
+        old_rule_id=None,
+        new_rule_id=None,
+        similarity=None,
+        cards=tuple(sorted({(m["card"], m["source"]) for m in members}, key=_card_key)),
+        changes=len(removed),
+        lang=langs.get(carrier.get("new_text_hash") or head["old_text_hash"]),
+        match=Match.CONTAINED.value,
+        replaced=tuple(texts),
+        added=len(carriers),
     )
 
 
@@ -174,7 +213,7 @@ def _explained(group: Group, rules: list[_RuleChange]) -> Group:
     date = group.date
     if group.is_rule or not group.rule_change or date is None:
         return group
-    texts = f"{group.old_text or ''} {group.new_text or ''}"
+    texts = " ".join([group.old_text or "", group.new_text or "", *group.replaced])
     links = sorted({
         f"{r.rule_id} ({r.change}, effective {r.date})"
         for r in rules

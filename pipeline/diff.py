@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
+from pipeline.likeness import Texts
 from pipeline.normalize import fold, has_symbols, skeleton
 
 if TYPE_CHECKING:
@@ -21,6 +22,18 @@ if TYPE_CHECKING:
 # real amendments score 83-99 and the unrelated removed/added pairs at most 51 (see
 # tests/test_diff.py), so 70 sits in the middle of the gap.
 AMEND_THRESHOLD = 70.0
+# The rest pair as rewordings by the mean of their self-folded character similarity and their
+# weighted shared words (likeness.py) at WORDS_THRESHOLD or above, when neither is under
+# LENGTH_RATIO of the other's length in words. A removed ruling that reads inside an added one
+# (partial ratio at REPLACE_THRESHOLD or above, at least REPLACE_LENGTH_RATIO of its length in
+# words) is replaced by it. Chosen on the labelled real pairs of tests/fixtures/diff-labels.json
+# and on unrelated rulings of real cards (README, "How rulings are paired"): at 40 the issue's
+# rewordings pair (40.5-61.3) and 10 of 235 cross-card comparisons get a false amendment; at
+# 36 every labelled rewording pairs, but twice as many false ones do.
+WORDS_THRESHOLD = 40.0
+LENGTH_RATIO = 0.5
+REPLACE_THRESHOLD = 58.0
+REPLACE_LENGTH_RATIO = 0.35  # a one-line ruling "inside" a long one is mostly a chance match
 
 
 class ChangeType(StrEnum):
@@ -31,6 +44,15 @@ class ChangeType(StrEnum):
     ADDED = "added"
     REDATED = "redated"
     RENUMBERED = "renumbered"  # a rule whose text moved to another number
+
+
+class Match(StrEnum):
+    """How a removed ruling was tied to an added one."""
+
+    RULE = "rule"  # the same rule number
+    CHARACTERS = "characters"  # character similarity of the folded texts
+    WORDS = "words"  # self-references folded, words and characters together
+    CONTAINED = "contained"  # the removed ruling reads inside the added one: replaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +84,22 @@ class Change:
     rule_change: bool
     silent: bool
     first_seen: bool
+    match: Match | None = None
+    replaced_by: Version | None = None  # the added ruling that carries a removed one
 
     @property
     def group(self) -> str:
-        """The same change of the same words on many cards is one group (see group_id)."""
+        """The same change of the same words on many cards is one group (see group_id).
+
+        A replacement is one group with the rulings it replaced, on every card: its removed
+        and added rows share the id of the added text.
+        """
         old, new = self.old, self.new
+        if self.match is Match.CONTAINED:
+            carrier = self.replaced_by or new
+            if carrier is not None:
+                side = (carrier.text_hash, None, carrier.rule_id)
+                return group_id(ChangeType.REMOVED, None, side)
         return group_id(
             self.change,
             (old.text_hash, old.effective_date, old.rule_id) if old else None,
@@ -103,8 +136,11 @@ def compare(
     Same text and date: unchanged. Same text, other date: re-dated; other rule number:
     renumbered. Rules that kept their number but not their words are amended. The remaining
     removed and added rulings are paired, most similar first, as amendments when they reach
-    AMEND_THRESHOLD; an amendment that kept its date is silent. Amendments and removals are
-    rule changes, and so are additions that come with them.
+    AMEND_THRESHOLD; then, among card rulings, a removed ruling that reads inside an added
+    one is replaced by it when that one carries two or more (a merge); the rest pair, best
+    first, as rewordings at WORDS_THRESHOLD; a removed ruling left that reads inside an added
+    one is replaced by it. An amendment that kept its date is silent. Amendments and
+    removals are rule changes, and so are additions that come with them.
     """
     new = sorted(set(after), key=Version.sort_key)
     if before is None:
@@ -117,8 +153,22 @@ def compare(
     moved, gone, came = _pair(gone, came, _same_text, 100.0)
     same_number, gone, came = _pair(gone, came, _same_number, 100.0)
     amended, gone, came = _pair(gone, came, _similar, AMEND_THRESHOLD)
-    amended += [(a, b, similarity(a.text, b.text)) for a, b, _ in same_number]
-    amended.sort(key=lambda pair: pair[0].sort_key())
+    matched = {(a, b): Match.CHARACTERS for a, b, _ in amended}
+    matched |= {(a, b): Match.RULE for a, b, _ in same_number}
+    # Rewordings and replacements are looked for among card rulings; rules pair by number.
+    rules_gone, gone = _split(gone)
+    rules_came, came = _split(came)
+    texts = Texts([v.text for v in (*gone, *came)], card)
+    merged, gone, came = _replacements(gone, came, texts, merges_only=True)
+    reworded, gone, came = _pair(gone, came, _reworded(texts), WORDS_THRESHOLD)
+    matched |= {(a, b): Match.WORDS for a, b, _ in reworded}
+    replaced, gone, came = _replacements(gone, came, texts, merges_only=False)
+    replaced |= merged
+    gone, came = [*rules_gone, *gone], [*rules_came, *came]
+    amended = sorted(
+        [(a, b, similarity(a.text, b.text)) for a, b, _ in (*amended, *same_number, *reworded)],
+        key=lambda pair: pair[0].sort_key(),
+    )
     changes = [
         _change(
             card, source, ChangeType.RENUMBERED if a.rule_id != b.rule_id else ChangeType.REDATED,
@@ -129,16 +179,70 @@ def compare(
     changes += [
         _change(
             card, source, ChangeType.AMENDED, old=a, new=b, similarity=score, rule_change=True,
-            silent=a.effective_date == b.effective_date,
+            silent=a.effective_date == b.effective_date, match=matched[a, b],
         )
         for a, b, score in amended
     ]  # fmt: skip
-    changes += [_change(card, source, ChangeType.REMOVED, old=v, rule_change=True) for v in gone]
+    gone = sorted([*gone, *replaced], key=Version.sort_key)
+    carriers = set(replaced.values())
+    came = sorted([*came, *carriers], key=Version.sort_key)
+    changes += [
+        _change(
+            card, source, ChangeType.REMOVED, old=v, rule_change=True,
+            match=Match.CONTAINED if v in replaced else None, replaced_by=replaced.get(v),
+        )
+        for v in gone
+    ]  # fmt: skip
     structural = bool(amended or gone)
     changes += [
-        _change(card, source, ChangeType.ADDED, new=v, rule_change=structural) for v in came
-    ]
+        _change(
+            card, source, ChangeType.ADDED, new=v, rule_change=structural,
+            match=Match.CONTAINED if v in carriers else None,
+        )
+        for v in came
+    ]  # fmt: skip
     return changes
+
+
+def _split(versions: list[Version]) -> tuple[list[Version], list[Version]]:
+    """(rules, rulings) of VERSIONS, each in their order."""
+    return [v for v in versions if v.rule_id], [v for v in versions if not v.rule_id]
+
+
+def _reworded(texts: Texts) -> Callable[[Version, Version], float]:
+    """The rewording score of a pair: 0 when one is far shorter than the other."""
+
+    def score(a: Version, b: Version) -> float:
+        if texts.length_ratio(a.text, b.text) < LENGTH_RATIO:
+            return 0.0
+        return (texts.characters(a.text, b.text) + texts.words(a.text, b.text)) / 2
+
+    return score
+
+
+def _replacements(
+    gone: list[Version], came: list[Version], texts: Texts, *, merges_only: bool
+) -> tuple[dict[Version, Version], list[Version], list[Version]]:
+    """Removed rulings that read inside an added one, mapped to it (the best, ties by order).
+
+    With MERGES_ONLY, only added rulings that carry two removed ones or more: a merge is
+    no rewording, so these are taken out before rewordings are paired.
+    """
+    best: dict[Version, Version] = {}
+    for a in gone:
+        scores = [
+            (texts.contained(a.text, b.text), -j)
+            for j, b in enumerate(came)
+            if texts.length_ratio(a.text, b.text) >= REPLACE_LENGTH_RATIO
+        ]
+        top = max(scores, default=(0.0, 0))
+        if top[0] >= REPLACE_THRESHOLD:
+            best[a] = came[-top[1]]
+    if merges_only:
+        carried = list(best.values())
+        best = {a: b for a, b in best.items() if carried.count(b) > 1}
+    carriers = set(best.values())
+    return best, [v for v in gone if v not in best], [v for v in came if v not in carriers]
 
 
 def _same_text(a: Version, b: Version) -> float:
@@ -206,8 +310,13 @@ def _change(
     rule_change: bool = False,
     silent: bool = False,
     first_seen: bool = False,
+    match: Match | None = None,
+    replaced_by: Version | None = None,
 ) -> Change:
-    return Change(card, source, change, old, new, similarity, rule_change, silent, first_seen)
+    return Change(
+        card, source, change, old, new, similarity, rule_change, silent, first_seen, match,
+        replaced_by,
+    )  # fmt: skip
 
 
 def similarity(a: str, b: str) -> float:

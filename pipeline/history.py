@@ -158,6 +158,8 @@ def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
             "silent": c.silent,
             "first_seen": c.first_seen,
             "group": c.group,
+            "match": c.match.value if c.match else None,
+            "replaced_by": c.replaced_by.text_hash if c.replaced_by else None,
             "old_text": c.old.text if c.old else None,
             "new_text": c.new.text if c.new else None,
         }

@@ -7,7 +7,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from pipeline.diff import ChangeType
+from pipeline.diff import ChangeType, Match
 from pipeline.normalize import fold
 
 if TYPE_CHECKING:
@@ -99,16 +99,32 @@ def _body_md(g: Group) -> list[str]:
         marks = {"=": "{}", "-": "~~{}~~", "+": "**{}**"}
         pieces = word_diff(g.old_text, g.new_text)
         diff = " ".join(marks[op].format(_md(words)) for op, words in pieces)
-        return [f"> {diff}", "", f"Similarity {g.similarity:.1f}%.", ""]
+        return [f"> {diff}", "", f"Similarity {g.similarity:.1f}%{_paired(g)}.", ""]
+    if g.is_replacement:
+        lines = ["Removed:", ""]
+        for text in g.replaced:
+            lines += [f"> {_md(text)}", ""]
+        return [*lines, "Replaced by:", "", f"> {_md(g.new_text or '')}", ""]
     return [f"> {_md(g.text)}", ""]
 
 
+def _paired(g: Group) -> str:
+    """How an amendment was found, when not by its characters alone."""
+    return ", a rewording found by its words" if g.match == Match.WORDS.value else ""
+
+
+def title(g: Group) -> str:
+    """The heading word(s) of a group: its change, and how."""
+    if g.is_replacement:
+        return "Replaced"
+    return TITLES[g.change] + (" silently (same date)" if g.silent else "")
+
+
 def _group_md(g: Group) -> list[str]:
-    title = TITLES[g.change] + (" silently (same date)" if g.silent else "")
     moved = f"dated {g.date}"
-    if g.change is ChangeType.AMENDED and g.old_date != g.new_date:
+    if (g.change is ChangeType.AMENDED or g.is_replacement) and g.old_date != g.new_date:
         moved = f"{g.old_date} \u2192 {g.new_date}"
-    lines = [f"### {title}, {moved}", "", f"Cards: {_cards_md(g.cards)}", ""]
+    lines = [f"### {title(g)}, {moved}", "", f"Cards: {_cards_md(g.cards)}", ""]
     if g.explained_by:
         lines += [f"Explained by Comprehensive Rules {', '.join(g.explained_by)}.", ""]
     return lines + _body_md(g)
@@ -139,7 +155,8 @@ def render_json(cs: Changeset) -> str:
             "old_rule_id": g.old_rule_id, "new_rule_id": g.new_rule_id,
             "similarity": g.similarity, "changes": g.changes,
             "cards": [{"card": c, "source": s} for c, s in g.cards],
-            "explained_by": list(g.explained_by), "diff": diff,
+            "explained_by": list(g.explained_by), "diff": diff, "match": g.match,
+            "replaced": list(g.replaced), "added": g.added,
         })  # fmt: skip
     data = {
         "runs": list(cs.runs),

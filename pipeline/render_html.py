@@ -11,8 +11,8 @@ from collections import Counter
 from html import escape
 from typing import TYPE_CHECKING
 
-from pipeline.diff import ChangeType
-from pipeline.render import TITLES, word_diff
+from pipeline.diff import ChangeType, Match
+from pipeline.render import TITLES, title, word_diff
 
 if TYPE_CHECKING:
     from pipeline.changelog import Changeset, Group
@@ -103,10 +103,10 @@ def _select(ident: str, label: str, values: list[str]) -> str:
 
 
 def _article(g: Group) -> str:
-    title = TITLES[g.change] + (" silently (same date)" if g.silent else "")
+    heading = title(g)
     if g.is_rule:
         number = " \u2192 ".join(dict.fromkeys(filter(None, [g.old_rule_id, g.new_rule_id])))
-        title = f"Rule {number}: {title.lower()}"
+        heading = f"Rule {number}: {heading.lower()}"
     moved = (
         f"{g.old_date} \u2192 {g.new_date}"
         if g.old_date != g.new_date and g.old_date and g.new_date
@@ -123,15 +123,26 @@ def _article(g: Group) -> str:
             f'data-rule-change="{str(g.rule_change).lower()}" data-lang="{escape(g.lang or "")}" '
             f'data-cards="{escape(names)}">'
         ),
-        f"<h3>{escape(title)}, {escape(moved)}</h3>",
+        f"<h3>{escape(heading)}, {escape(moved)}</h3>",
         f'<p class="cards">{"Rules" if g.is_rule else "Cards"}: {cards}</p>',
     ]
     if g.explained_by:
         rules = escape(", ".join(g.explained_by))
         lines.append(f'<p class="explained">Explained by Comprehensive Rules {rules}.</p>')
-    lines.append(f'<blockquote class="diff">{_body(g)}</blockquote>')
+    if g.is_replacement:
+        lines.append('<p class="meta">Removed:</p>')
+        lines += [
+            f'<blockquote class="removed"><del>{escape(t)}</del></blockquote>' for t in g.replaced
+        ]
+        lines.append('<p class="meta">Replaced by:</p>')
+        lines.append(
+            f'<blockquote class="added"><ins>{escape(g.new_text or "")}</ins></blockquote>'
+        )
+    else:
+        lines.append(f'<blockquote class="diff">{_body(g)}</blockquote>')
     if g.similarity is not None and g.change is ChangeType.AMENDED:
-        lines.append(f'<p class="meta">Similarity {g.similarity:.1f}%.</p>')
+        how = ", a rewording found by its words" if g.match == Match.WORDS.value else ""
+        lines.append(f'<p class="meta">Similarity {g.similarity:.1f}%{escape(how)}.</p>')
     lines.append("</article>")
     return "\n".join(lines)
 
@@ -148,7 +159,7 @@ def _body(g: Group) -> str:
 def _timeline(cs: Changeset) -> str:
     """Card-level changes per month, as inline SVG bars."""
     months = Counter(
-        g.date.strftime("%Y-%m") for g in cs.groups for _ in range(g.changes) if g.date
+        g.date.strftime("%Y-%m") for g in cs.groups for _ in range(g.changes + g.added) if g.date
     )
     if not months:
         return ""

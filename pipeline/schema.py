@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -122,6 +123,8 @@ CHANGES = make_schema(
         pa.field("group", pa.string(), nullable=False),
         pa.field("old_text", pa.string()),
         pa.field("new_text", pa.string()),
+        pa.field("match", pa.string()),
+        pa.field("replaced_by", pa.string()),
     ]
 )
 
@@ -187,9 +190,12 @@ def _v2_to_v3(name: str, table: pa.Table) -> pa.Table:
 
 
 def _v3_to_v4(name: str, table: pa.Table) -> pa.Table:
-    """Version 4 keeps each document's as-of date, and splits sightings and changes by run.
+    """Version 4: as-of dates, how changes were paired, replacements, parts per run.
 
-    Older rows have no as-of date; commit.py and ingest.upgrade() move the files.
+    Each document's as-of date is kept, each change says how its rulings were paired
+    (`match`) and what replaced a removal, and sightings and changes are split by run.
+    Older rows have no as-of date; older changes were paired by characters alone, and no
+    removal was told as replaced. commit.py and ingest.upgrade() move the files.
     """
     missing = {
         "sightings": ["as_of"],
@@ -200,7 +206,14 @@ def _v3_to_v4(name: str, table: pa.Table) -> pa.Table:
         if column not in table.column_names:
             kind = pa.string() if column == "as_of_origin" else pa.date32()
             table = table.append_column(column, pa.nulls(table.num_rows, kind))
-    return table
+    if name != "changes" or "match" in table.column_names:
+        return table
+    table = table.append_column("match", pc.if_else(
+        pc.equal(table["change"].cast(pa.string()), pa.scalar("amended")),
+        pc.if_else(pc.is_valid(table["old_rule_id"]), pa.scalar("rule"), pa.scalar("characters")),
+        pa.scalar(None, pa.string()),
+    ))  # fmt: skip
+    return table.append_column("replaced_by", pa.nulls(table.num_rows, pa.string()))
 
 
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.

@@ -133,6 +133,8 @@ TEXTS = st.sampled_from(
         "If the second triggered ability is countered, the card can't be cast.",
         OLD_SUSPEND,
         NEW_SUSPEND,
+        CANT_CAST,
+        RULES_CHANGE,
         "Completely unrelated ruling text.",
     ]
 )
@@ -150,6 +152,15 @@ def test_compare_with_itself_is_empty(a: list[Version]) -> None:
 def test_changes_round_trip(a: list[Version], b: list[Version]) -> None:
     """Replaying compare(a, b) on a gives b."""
     assert apply(a, compare(a, b, card="C", source="s")) == set(b)
+
+
+@given(SNAPSHOTS, SNAPSHOTS)
+def test_replacements_name_an_addition(a: list[Version], b: list[Version]) -> None:
+    """A removed ruling is only ever replaced by a ruling the same comparison added."""
+    changes = compare(a, b, card="C", source="s")
+    added = {c.new for c in changes if c.change is ChangeType.ADDED}
+    for c in changes:
+        assert c.replaced_by is None or (c.change is ChangeType.REMOVED and c.replaced_by in added)
 
 
 @given(SNAPSHOTS, SNAPSHOTS, st.randoms(use_true_random=False))

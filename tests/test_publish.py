@@ -80,8 +80,11 @@ def test_page_is_self_contained_and_escaped(scenario: Path) -> None:
     assert "<svg" in html
     changes = [a["data-change"] for a in page.articles]
     assert changes.count("amended") == 3
-    assert changes.count("removed") == 4
+    assert changes.count("removed") == 3  # the hostile, the mana abilities, the suspend merge
     assert "<del>causes</del> <ins>gives</ins>" in html
+    replaced = html[html.index("<h3>Replaced") :].split("</article>")[0]
+    assert replaced.count('<blockquote class="removed"><del>') == 2
+    assert '<blockquote class="added"><ins>Due to a recent rules change' in replaced
 
 
 def _chromium(url: str, *flags: str) -> subprocess.CompletedProcess[str]:

@@ -188,9 +188,8 @@ def test_newer_schema_is_refused(dataset: Path) -> None:
     path = dataset / "runs.parquet"
     table = pq.read_table(path)
     pq.write_table(table.replace_schema_metadata({VERSION_KEY: b"99"}), path)
-    with pytest.raises(
-        StoreError, match=f"schema version 99, newer than this pipeline's {SCHEMA_VERSION}"
-    ):
+    newer = f"schema version 99, newer than this pipeline's {SCHEMA_VERSION}"
+    with pytest.raises(StoreError, match=newer):
         store.read_table(dataset, "runs")
 
 
