@@ -126,6 +126,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             executor_name=executor,
             scheduler=scheduler,
             rehash=rehash,
+            isolate=True,  # a hostile file must cost its worker, never this process
         )
     except PipelineError as exc:
         _fail(exc)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pipeline.dates import PrintedDate, infer_order, needs_order, parse_date
+from pipeline.limits import Limits, over
 from pipeline.models import (
     CardOrigin,
     DateOrder,
@@ -51,8 +52,12 @@ def extract(
     *,
     date_order: DateOrder | None = None,
     today: dt.date | None = None,
+    limits: Limits | None = None,
 ) -> Extraction:
     """Build the sightings of DOC; DATE_ORDER is the command line's hint.
+
+    A ruling longer than the limit (LIMITS, default Limits()) is skipped with a warning:
+    the rest of its document is sound.
 
     Numeric dates need the whole document to settle their day/month order, so that
     inference runs over documents whose rulings are a sequence (text layouts); streamed
@@ -71,9 +76,14 @@ def extract(
     result = Extraction(iter(()), ambiguous, warnings)
     limit = (today or dt.datetime.now(tz=dt.UTC).date()) + _FUTURE_SLACK
     path = doc.path
+    longest = (limits or Limits()).ruling
 
     def rows() -> Iterator[Sighting]:
         for ruling in parsed.rulings:
+            if len(ruling.text) > longest:
+                found = f"ruling {ruling.position} has {len(ruling.text):,} characters; skipped"
+                warnings.append(over("ruling", found, longest))
+                continue
             token = printed.get(ruling.date_printed) if ruling.date_printed else None
             if ruling.date_printed and ruling.date_printed not in printed:
                 token = printed[ruling.date_printed] = parse_date(ruling.date_printed)
