@@ -33,6 +33,7 @@ class Limits:
     """The caps of one run; each field is set by the environment variable in its metadata."""
 
     depth: int = 64  # PIPELINE_MAX_DEPTH: JSON nesting levels (real files: 7)
+    html_depth: int = 10_000  # PIPELINE_MAX_HTML_DEPTH: HTML nesting levels (real pages: 25)
     string: int = 1 << 20  # PIPELINE_MAX_STRING: bytes of one JSON string (real: 1,166)
     ruling: int = 50_000  # PIPELINE_MAX_RULING: characters of one ruling (real: 3,865)
     memory: int = 2 << 30  # PIPELINE_FILE_MEMORY: bytes a worker may grow by for one file
@@ -61,6 +62,7 @@ class Limits:
 
 ENV = {
     "depth": "PIPELINE_MAX_DEPTH",
+    "html_depth": "PIPELINE_MAX_HTML_DEPTH",
     "string": "PIPELINE_MAX_STRING",
     "ruling": "PIPELINE_MAX_RULING",
     "memory": "PIPELINE_FILE_MEMORY",

@@ -207,13 +207,13 @@ def to_document(
     limits = limits or Limits()
     if is_json(data):
         check_limits(data, name, limits)
-        return RawDocument(name, sha, "", "utf-8", hints, (), data)
+        return RawDocument(name, sha, "", "utf-8", hints, (), data, limits)
     text, encoding, warnings = decode(data, name)
     if text.lstrip()[:1] in {"{", "["}:
         data = text.encode("utf-8")
         check_limits(data, name, limits)
-        return RawDocument(name, sha, "", encoding, hints, warnings, data)
-    return RawDocument(name, sha, text, encoding, hints, warnings, data)
+        return RawDocument(name, sha, "", encoding, hints, warnings, data, limits)
+    return RawDocument(name, sha, text, encoding, hints, warnings, data, limits)
 
 
 def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
