@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from types import FrameType
 
 # A JSON number longer than this is no count or date (real ones have at most 8 characters),
-# and yajl takes seconds to refuse a 10-million-digit one.
-MAX_NUMBER = 4096
+# and yajl's time grows with the square of a number's length (10 million digits: 5 s).
+MAX_NUMBER = 16_384
 # A worker past its CPU budget by this factor (a reader stuck in C code, where the timer
 # cannot interrupt it) is stopped by the kernel: its files are then "crashed".
 _CPU_SLACK = 2
