@@ -117,6 +117,9 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
     A malformed manifest (unreadable, no `path` column, unknown columns) is a usage error.
     A bad row is skipped and returned as (where, reason), for the run report.
     """
+    if not path.is_file():  # a FIFO given as the manifest would block the run
+        msg = f"{path}: the manifest is not a regular file"
+        raise UsageError(msg)
     try:
         text = decode(path.read_bytes(), str(path))[0]
     except OSError as exc:

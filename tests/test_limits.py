@@ -18,9 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import executor, ingest, parsers, scan
-from pipeline.errors import UsageError
+from pipeline.errors import InputError, UsageError
 from pipeline.limits import MAX_NUMBER, Limits
 from pipeline.models import FileReport, FileStatus, ParsedDocument, RawDocument, SourceHints
+from pipeline.parsers._json import check_limits
 from pipeline.read import InputFile
 from pipeline.scan import ScanJob, scan_batch
 
@@ -201,6 +202,48 @@ def test_a_dead_worker_fails_only_its_file(tmp_path: Path, monkeypatch: pytest.M
     assert stored == set(SEEDS)
     alone = ingest([RAW], out=tmp_path / "alone")
     assert report.rulings_read == alone.rulings_read
+
+
+LOOK = Limits(depth=8, string=2 * MAX_NUMBER)
+
+
+@pytest.mark.parametrize(
+    ("data", "refused"),
+    [
+        (b'["[[[[[[[[[[[[", "]]]]]]]]]]"]', False),
+        (b'["\\"[[[[[[[[[[[[", 1]', False),
+        (b'["\\\\", [[[[[[[[[[[[1]]]]]]]]]]]]]', True),
+        (b'["\\\\\\"[[[[[[[[[[[["]', False),
+        (b"[[[[[[[[[1]]]]]]]]]", True),
+        (b"[[[[[[[[1]]]]]]]]", False),
+        (b'{"a": "' + b"x" * (LOOK.string + 1) + b'"}', True),
+        (b'{"a": "' + b"x" * LOOK.string + b'"}', False),
+        (b'["' + b"x" * (LOOK.string + 1), True),
+        (b'["' + b"9" * (MAX_NUMBER + 1) + b'"]', False),
+        (b"[" + b"9" * (MAX_NUMBER + 1) + b"]", True),
+    ],
+    ids=[
+        "brackets-in-strings",
+        "escaped-quote",
+        "escaped-backslash-then-deep",
+        "backslash-and-quote-escaped",
+        "nine-levels",
+        "eight-levels",
+        "long-string",
+        "string-at-cap",
+        "unclosed-string",
+        "digits-in-a-string",
+        "long-number",
+    ],
+)
+def test_json_look_counts_only_what_parsing_would(data: bytes, refused: bool) -> None:  # noqa: FBT001
+    """Brackets and digits inside strings (escapes included) count for nothing."""
+    try:
+        check_limits(data, "x.json", LOOK)
+    except InputError:
+        assert refused
+    else:
+        assert not refused
 
 
 def test_limits_come_from_the_environment() -> None:

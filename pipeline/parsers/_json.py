@@ -96,7 +96,7 @@ def check_limits(data: bytes, path: str, limits: Limits) -> None:
     if b"\\" in data:  # one byte is found fast; most files have no escape at all
         for escape in (b"\\\\", b'\\"'):  # in this order: an escaped backslash ends no string
             body = body.replace(escape, b"")
-    if _deeper(body.translate(None, _NOT_STRUCTURE), limits.depth):
+    if _deeper(body, limits.depth):
         raise InputError(path, over("depth", "JSON nested too deeply", limits.depth))
     half = max(limits.string // 2, 1)  # a longer string holds a whole aligned half without quotes
     if any(body.find(b'"', at, at + half) < 0 for at in range(0, len(body) - half + 1, half)):
@@ -109,11 +109,14 @@ def check_limits(data: bytes, path: str, limits: Limits) -> None:
         _check_numbers(body, path)
 
 
-def _deeper(structure: bytes, depth: int) -> bool:
+def _deeper(body: bytes, depth: int) -> bool:
     """Tell whether brackets outside strings nest deeper than DEPTH (escapes removed)."""
     level, inside = 0, 0  # inside: 1 where a string is open at the chunk's start
-    for start in range(0, len(structure), _CHUNK):
-        marks = np.frombuffer(structure[start : start + _CHUNK], np.uint8)
+    for start in range(0, len(body), _CHUNK):
+        # Chunk by chunk: translate() allocates as much as its input before it shrinks.
+        marks = np.frombuffer(
+            body[start : start + _CHUNK].translate(None, _NOT_STRUCTURE), np.uint8
+        )
         quotes = marks == ord('"')
         before = np.cumsum(quotes, dtype=np.int32) - quotes + inside  # quotes before each mark
         steps = _STEPS[marks[(before & 1) == 0]]  # quotes themselves step by 0
