@@ -8,11 +8,13 @@ import signal
 import socket
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 import pyarrow.parquet as pq
 import pytest
 from conftest import RAW, SEEDS
+from dask import distributed
+from distributed.scheduler import KilledWorker
 from layouts import gatherer, mtgjson, ruling, scryfall
 
 from pipeline import executor, ingest, parsers, scan
@@ -21,10 +23,14 @@ from pipeline.limits import MAX_NUMBER, Limits
 from pipeline.models import FileStatus, ParsedDocument, RawDocument
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+
+    from pipeline.scan import ScanJob
 
 SEED = "001_ca7dd0badab20c1e.txt"  # Rift Bolt, 13 rulings
 SEED_RULINGS = 13
+CRASHED = "the reader crashed on this file (its worker process died: killed or out of memory)"
 # The issue's table, a few hundred KB each; the 50 MB ruling is a 300 KB one under a lower cap.
 TABLE: dict[str, tuple[bytes, str]] = {
     "deep-array.json": (b"[" * 200_000 + b"]" * 200_000, "PIPELINE_MAX_DEPTH"),
@@ -153,14 +159,62 @@ def test_a_dead_worker_fails_only_its_file(tmp_path: Path, monkeypatch: pytest.M
     shutil.copytree(RAW, raw)
     (raw / "killer.txt").write_bytes((raw / SEED).read_bytes())
     report = ingest([raw], out=tmp_path / "out", workers=2, isolate=True)
-    assert {f.source_path: f.reason for f in report.rejected} == {
-        "killer.txt": "the reader crashed on this file (its worker process died: killed or out "
-        "of memory)"
-    }
+    assert {f.source_path: f.reason for f in report.rejected} == {"killer.txt": CRASHED}
     stored = {f.source_path for f in report.files if f.status is FileStatus.STORED}
     assert stored == set(SEEDS)
     alone = ingest([RAW], out=tmp_path / "alone")
     assert report.rulings_read == alone.rulings_read
+
+
+class _Future:
+    """A Dask future run at once here: a part holding killer.txt kills its workers."""
+
+    def __init__(self, task: Callable[[list[ScanJob]], object], part: list[ScanJob]) -> None:
+        self.task, self.part = task, part
+
+    def result(self) -> object:
+        if any(job.file.name == "killer.txt" for job in self.part):
+            # No worker state exists without a cluster: the exception is all the executor sees.
+            raise KilledWorker(task="scan", last_worker=None, allowed_failures=3)  # type: ignore[arg-type]
+        return self.task(self.part)
+
+
+class _Client:
+    """Just what the Dask executor asks of distributed.Client, without a cluster."""
+
+    def __init__(self, _address: object) -> None:
+        pass
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        pass
+
+    def map(
+        self, task: Callable[[list[ScanJob]], object], parts: list[list[ScanJob]], **_: object
+    ) -> list[_Future]:
+        return [_Future(task, list(part)) for part in parts]
+
+    def submit(
+        self, task: Callable[[list[ScanJob]], object], part: list[ScanJob], **_: object
+    ) -> _Future:
+        return _Future(task, part)
+
+
+def test_a_killed_dask_batch_fails_only_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Dask, a batch whose workers are killed is read one file per task; one is "crashed"."""
+    monkeypatch.setattr(distributed, "Client", _Client)
+    monkeypatch.setattr(executor, "BATCH_FILES", 2)
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW, raw)
+    (raw / "killer.txt").write_bytes((raw / SEED).read_bytes())
+    report = ingest([raw], out=tmp_path / "out", executor_name="dask", scheduler="tcp://fake")
+    assert [(f.source_path, f.reason) for f in report.rejected] == [("killer.txt", CRASHED)]
+    stored = {f.source_path for f in report.files if f.status is FileStatus.STORED}
+    assert stored == set(SEEDS)
 
 
 def test_limits_come_from_the_environment() -> None:
