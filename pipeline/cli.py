@@ -111,7 +111,12 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     scheduler: str | None,
     rehash: bool,  # noqa: FBT001 - click passes flags positionally
 ) -> None:
-    """Ingest raw dumps (files or folders; default raw/) into the dataset as one run."""
+    """Ingest raw dumps (files or folders; default raw/) into the dataset as one run.
+
+    Each file is read under caps raised with environment variables: PIPELINE_MAX_DEPTH,
+    PIPELINE_MAX_HTML_DEPTH, PIPELINE_MAX_STRING, PIPELINE_MAX_RULING, PIPELINE_FILE_MEMORY,
+    PIPELINE_FILE_SECONDS (README, "Limits").
+    """
     try:
         report = ingest(
             list(paths) or [Path("raw")],
@@ -126,6 +131,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             executor_name=executor,
             scheduler=scheduler,
             rehash=rehash,
+            isolate=True,  # a hostile file must cost its worker, never this process
         )
     except PipelineError as exc:
         _fail(exc)

@@ -9,13 +9,15 @@ from __future__ import annotations
 import gc
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
 from pipeline.errors import UsageError
-from pipeline.scan import ScanBatch, ScanJob, scan_batch
+from pipeline.limits import Limits, worker_setup
+from pipeline.scan import ScanBatch, ScanJob, crashed, scan_batch
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterator, Sequence
@@ -41,19 +43,26 @@ def run(
     executor: str = "local",
     scheduler: str | None = None,
     progress: Callable[[int], None] | None = None,
+    isolate: bool = False,
 ) -> Iterator[ScanBatch]:
-    """Scan JOBS batch by batch, in order; PROGRESS is told how many files each batch held."""
+    """Scan JOBS batch by batch, in order; PROGRESS is told how many files each batch held.
+
+    Locally, one batch or one worker is read in this process unless ISOLATE is set; worker
+    processes read each file within its memory and time budget, and a worker that dies
+    fails only the file it was reading.
+    """
     parts = batches(jobs, BATCH_FILES)
     task = scan_batch
+    limits = jobs[0].limits if jobs else Limits()
     if executor == "dask":
         results: Iterator[ScanBatch] = _dask(task, parts, scheduler)
     elif executor != "local":
         msg = f"unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}"
         raise UsageError(msg)
-    elif (workers or os.cpu_count() or 1) <= 1 or len(parts) <= 1:
+    elif not isolate and ((workers or os.cpu_count() or 1) <= 1 or len(parts) <= 1):
         results = map(task, parts)
     else:
-        results = _pool(task, parts, workers or os.cpu_count() or 1)
+        results = _pool(task, parts, workers or os.cpu_count() or 1, limits)
     for part, batch in zip(parts, results, strict=True):
         if progress is not None:
             progress(len(part))
@@ -102,19 +111,67 @@ def returning_pool() -> Generator[None]:
         pa.set_memory_pool(previous)
 
 
-def _worker_setup() -> None:
-    """In each worker: what quiet_gc() does, for the life of the process."""
+def _worker_setup(limits: Limits) -> None:
+    """In each worker: what quiet_gc() does, for the life of the process; the file budget."""
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, *gc.get_threshold()[1:])
+    worker_setup(limits)
 
 
 def _pool(
-    task: Callable[[Sequence[ScanJob]], ScanBatch], parts: list[Sequence[ScanJob]], workers: int
+    task: Callable[[Sequence[ScanJob]], ScanBatch],
+    parts: list[Sequence[ScanJob]],
+    workers: int,
+    limits: Limits,
 ) -> Iterator[ScanBatch]:
-    with ProcessPoolExecutor(
-        max_workers=min(workers, len(parts)), initializer=_worker_setup
-    ) as pool:
-        yield from pool.map(task, parts)
+    """The batches read by a process pool, in order, whatever worker dies on the way.
+
+    A dead worker breaks the pool and every batch not yet returned: the first of those is
+    read again one file per task, so that only the file that kills its reader again is
+    rejected, and a new pool takes the batches after it.
+    """
+    done = 0
+    while done < len(parts):
+        count = min(workers, len(parts) - done)
+        with _new_pool(count, limits) as pool:
+            futures = [pool.submit(task, part) for part in parts[done:]]
+            for future in futures:
+                try:
+                    batch = future.result()
+                except BrokenProcessPool:
+                    break
+                done += 1
+                yield batch
+        if done < len(parts):
+            yield _file_by_file(task, parts[done], limits)
+            done += 1
+
+
+def _new_pool(workers: int, limits: Limits) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup, initargs=(limits,))
+
+
+def _file_by_file(
+    task: Callable[[Sequence[ScanJob]], ScanBatch], part: Sequence[ScanJob], limits: Limits
+) -> ScanBatch:
+    """Read a batch one file per task in one worker; a file that kills it is "crashed"."""
+    results, tables = [], []
+    pool = _new_pool(1, limits)
+    try:
+        for job in part:
+            try:
+                batch = pool.submit(task, [job]).result()
+            except BrokenProcessPool:
+                results.append(crashed(job))
+                pool.shutdown()
+                pool = _new_pool(1, limits)
+                continue
+            results.extend(batch.results)
+            if batch.sightings is not None:
+                tables.append(batch.sightings)
+    finally:
+        pool.shutdown()
+    return ScanBatch(results, pa.concat_tables(tables) if tables else None)
 
 
 def _dask(
@@ -124,13 +181,29 @@ def _dask(
 ) -> Iterator[ScanBatch]:
     try:
         from dask.distributed import Client, LocalCluster  # noqa: PLC0415 - an optional extra
+        from distributed.scheduler import KilledWorker  # noqa: PLC0415 - the same extra
     except ImportError as exc:
         msg = "--executor dask needs the dask extra: pip install '.[dask]'"
         raise UsageError(msg) from exc
     cluster = None if scheduler else LocalCluster(processes=True, dashboard_address=None)
     with Client(scheduler or cluster) as client:
         futures = client.map(task, parts, pure=False)
-        for future in futures:
-            yield future.result()
+        for part, future in zip(parts, futures, strict=True):
+            try:
+                yield future.result()
+            except KilledWorker:
+                # The batch killed its workers: read it one file per task; only the files
+                # that kill theirs again are "crashed".
+                singles = [client.submit(task, [job], pure=False) for job in part]
+                results, tables = [], []
+                for job, single in zip(part, singles, strict=True):
+                    try:
+                        batch = single.result()
+                    except KilledWorker:
+                        results.append(crashed(job))
+                        continue
+                    results.extend(batch.results)
+                    tables.extend([batch.sightings] if batch.sightings is not None else [])
+                yield ScanBatch(results, pa.concat_tables(tables) if tables else None)
     if cluster is not None:
         cluster.close()

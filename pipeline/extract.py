@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.asof import undated
 from pipeline.dates import PrintedDate, infer_order, needs_order, parse_date
+from pipeline.limits import Limits, over
 from pipeline.models import (
     CardOrigin,
     DateOrder,
@@ -52,8 +53,12 @@ def extract(
     *,
     date_order: DateOrder | None = None,
     today: dt.date | None = None,
+    limits: Limits | None = None,
 ) -> Extraction:
     """Build the sightings of DOC; DATE_ORDER is the command line's hint.
+
+    A ruling longer than the limit (LIMITS, default Limits()) is skipped with a warning:
+    the rest of its document is sound.
 
     Numeric dates need the whole document to settle their day/month order, so that
     inference runs over documents whose rulings are a sequence (text layouts); streamed
@@ -73,9 +78,14 @@ def extract(
     limit = (today or dt.datetime.now(tz=dt.UTC).date()) + _FUTURE_SLACK
     path = doc.path
     default_source = undated(path)
+    longest = (limits or Limits()).ruling
 
     def rows() -> Iterator[Sighting]:
         for ruling in parsed.rulings:
+            if len(ruling.text) > longest:
+                found = f"ruling {ruling.position} has {len(ruling.text):,} characters; skipped"
+                warnings.append(over("ruling", found, longest))
+                continue
             token = printed.get(ruling.date_printed) if ruling.date_printed else None
             if ruling.date_printed and ruling.date_printed not in printed:
                 token = printed[ruling.date_printed] = parse_date(ruling.date_printed)

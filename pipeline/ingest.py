@@ -15,6 +15,7 @@ from pipeline.errors import InputError
 from pipeline.history import SNAPSHOT, run_history, state_from_sightings, with_current
 from pipeline.keys import first_rows
 from pipeline.language import detect_language
+from pipeline.limits import Limits
 from pipeline.merge import (
     RULING_TEXT,
     TextPool,
@@ -81,6 +82,8 @@ def ingest(
     executor_name: str = "local",
     scheduler: str | None = None,
     rehash: bool = False,
+    limits: Limits | None = None,
+    isolate: bool = False,
 ) -> IngestReport:
     """Ingest the raw files under PATHS into the dataset in OUT as one run.
 
@@ -89,7 +92,10 @@ def ingest(
     per-file stage runs on WORKERS processes (default: the cores), or on a Dask cluster
     with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none). REHASH
     hashes every file stored before, even when its size and modification time are unchanged.
+    LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
+    reads even a single batch in a worker process, within the per-file budgets.
     """
+    limits = limits or Limits.from_env()
     started = dt.datetime.now(tz=dt.UTC)
     roots = read.discover(paths, manifest)
     manifests = {root: _manifest_for(root, manifest) for root, _ in roots}
@@ -107,7 +113,7 @@ def ingest(
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
         none = SourceHints()
         jobs = [
-            ScanJob(root, file, hints[root].get(file.name, none), date_order, today, run)
+            ScanJob(root, file, hints[root].get(file.name, none), date_order, today, run, limits)
             for root, files in roots
             for file in files
         ]
@@ -120,7 +126,12 @@ def ingest(
         slots = iter(todo)
         chosen = [jobs[i] for i in todo]
         for batch in executor.run(
-            chosen, workers=workers, executor=executor_name, scheduler=scheduler, progress=update
+            chosen,
+            workers=workers,
+            executor=executor_name,
+            scheduler=scheduler,
+            progress=update,
+            isolate=isolate,
         ):
             for result in batch.results:
                 results[next(slots)] = result
@@ -260,7 +271,7 @@ def _skip_unchanged(
         same = not rehash and file.size is not None and (size, mtime_ns) == (
             file.size, file.mtime_ns)  # fmt: skip
         try:
-            if not same and read.sha256_bytes(read.read_bytes(file, job.root)) != sha:
+            if not same and read.sha256_bytes(read.read_bytes(file, job.root, job.limits)) != sha:
                 todo.append(index)
                 continue
         except InputError:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
+from pipeline.limits import Limits
+
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Iterable
@@ -88,6 +90,7 @@ class RawDocument:
     hints: SourceHints = field(default_factory=SourceHints)
     warnings: tuple[str, ...] = ()
     data: bytes = b""
+    limits: Limits = field(default_factory=Limits)  # the caps its parser reads it under
 
 
 class ParsedRuling(NamedTuple):

@@ -8,12 +8,14 @@ import hashlib
 import io
 import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from pipeline.errors import InputError, UsageError
+from pipeline.limits import Limits, over
 from pipeline.models import DateOrder, RawDocument, SourceHints
-from pipeline.parsers._json import is_json
+from pipeline.parsers._json import check_limits, is_json
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -115,6 +117,9 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
     A malformed manifest (unreadable, no `path` column, unknown columns) is a usage error.
     A bad row is skipped and returned as (where, reason), for the run report.
     """
+    if not path.is_file():  # a FIFO given as the manifest would block the run
+        msg = f"{path}: the manifest is not a regular file"
+        raise UsageError(msg)
     try:
         text = decode(path.read_bytes(), str(path))[0]
     except OSError as exc:
@@ -154,31 +159,64 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
     return hints, problems
 
 
-def read_bytes(file: InputFile, root: Path) -> bytes:
-    """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read."""
+def read_bytes(file: InputFile, root: Path, limits: Limits | None = None) -> bytes:
+    """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read.
+
+    Only a regular file is opened: a FIFO, socket or device is refused from its metadata
+    (a FIFO would block the run, a device never end). A file larger than the memory
+    budget of LIMITS is refused unread.
+    """
     if _CONTROL_NAME.search(file.name):
         raise InputError(repr(file.name), "the file name holds a line break or control character")
     try:
         if file.link and not Path(file.path).resolve().is_relative_to(root.resolve()):
             raise InputError(file.name, "the file (or a link to it) lies outside the raw root")
-        with open(file.path, "rb") as handle:  # noqa: PTH123 - the path is a str from scandir
+        _check_regular(file, os.stat(file.path), limits)  # noqa: PTH116 - a str from scandir
+        # Not blocking: should the file have become a FIFO since, opening it returns at once.
+        descriptor = os.open(file.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(descriptor, "rb") as handle:
+            _check_regular(file, os.fstat(descriptor), limits)
             return handle.read()
     except OSError as exc:
         raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
 
 
-def to_document(name: str, data: bytes, hints: SourceHints) -> RawDocument:
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _check_regular(file: InputFile, status: os.stat_result, limits: Limits | None) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        kind = next((name for test, name in _KINDS if test(status.st_mode)), "not a file")
+        raise InputError(file.name, f"{kind}, not a regular file: not read")
+    if limits is not None and status.st_size > limits.memory:
+        found = f"a file of {status.st_size:,} bytes, larger than its memory budget"
+        raise InputError(file.name, over("memory", found, limits.memory))
+
+
+def to_document(
+    name: str, data: bytes, hints: SourceHints, limits: Limits | None = None
+) -> RawDocument:
     """Decode a raw file's bytes into a document; raise InputError if they are not text.
 
     JSON stays bytes (its parsers stream it); JSON in another encoding is re-encoded as UTF-8.
+    JSON past the nesting, string or number limits of LIMITS (default: Limits()) is refused.
     """
     sha = sha256_bytes(data)
+    limits = limits or Limits()
     if is_json(data):
-        return RawDocument(name, sha, "", "utf-8", hints, (), data)
+        check_limits(data, name, limits)
+        return RawDocument(name, sha, "", "utf-8", hints, (), data, limits)
     text, encoding, warnings = decode(data, name)
     if text.lstrip()[:1] in {"{", "["}:
-        return RawDocument(name, sha, "", encoding, hints, warnings, text.encode("utf-8"))
-    return RawDocument(name, sha, text, encoding, hints, warnings, data)
+        data = text.encode("utf-8")
+        check_limits(data, name, limits)
+        return RawDocument(name, sha, "", encoding, hints, warnings, data, limits)
+    return RawDocument(name, sha, text, encoding, hints, warnings, data, limits)
 
 
 def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:

@@ -19,6 +19,7 @@ from pipeline import read
 from pipeline.asof import fetched_date, resolve_as_of
 from pipeline.errors import InputError
 from pipeline.extract import extract
+from pipeline.limits import Limits, budget, over
 from pipeline.merge import replace_column, sightings_table
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
@@ -42,6 +43,7 @@ class ScanJob(NamedTuple):
     date_order: DateOrder | None
     today: dt.date | None
     run: int
+    limits: Limits = Limits()
 
     @property
     def context(self) -> str:
@@ -112,16 +114,26 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
     """
     name, context, sha = job.file.name, job.context, None
     found: list[list[Sighting] | pa.Table] = []
+    limits = job.limits
     try:
-        data = read.read_bytes(job.file, job.root)
-        sha = read.sha256_bytes(data)
-        doc = read.to_document(name, data, job.hints)
-        parsed = parse(doc)
-        extraction = extract(doc, parsed, date_order=job.date_order, today=job.today)
-        while chunk := list(itertools.islice(extraction.sightings, CHUNK)):
-            found.append(chunk if len(chunk) < CHUNK else sightings_table(chunk, job.run))
+        with budget(limits, name):
+            data = read.read_bytes(job.file, job.root, limits)
+            sha = read.sha256_bytes(data)
+            doc = read.to_document(name, data, job.hints, limits)
+            parsed = parse(doc)
+            extraction = extract(
+                doc, parsed, date_order=job.date_order, today=job.today, limits=limits
+            )
+            while chunk := list(itertools.islice(extraction.sightings, CHUNK)):
+                found.append(chunk if len(chunk) < CHUNK else sightings_table(chunk, job.run))
     except InputError as exc:
         report = FileReport(name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
+        return ScanResult(report), []
+    except MemoryError:
+        # Past the worker's address-space cap: what the file built is dropped with it.
+        found.clear()
+        reason = over("memory", "reading needed more memory than its budget", limits.memory)
+        report = FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
         return ScanResult(report), []
     except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as exc:
         # A parser met input it did not foresee: the file is rejected, the batch goes on,
@@ -156,3 +168,12 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
         as_of_origin=as_of.origin if as_of else None,
     )
     return ScanResult(report, ambiguous=extraction.ambiguous), found
+
+
+def crashed(job: ScanJob) -> ScanResult:
+    """The result of a file whose reader process died (killed, or out of memory)."""
+    reason = "the reader crashed on this file (its worker process died: killed or out of memory)"
+    report = FileReport(
+        job.file.name, None, FileStatus.REJECTED, reason=reason, context=job.context
+    )
+    return ScanResult(report)

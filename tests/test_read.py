@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -154,3 +155,11 @@ def test_discover_rejects_a_missing_path(tmp_path: Path) -> None:
     """A PATH that does not exist is a usage error naming it."""
     with pytest.raises(UsageError, match="nope: no such file or folder"):
         discover([tmp_path / "nope"], None)
+
+
+def test_a_fifo_manifest_is_a_usage_error(tmp_path: Path) -> None:
+    """A manifest that is a named pipe is refused before it is opened (it would block)."""
+    manifest = tmp_path / "m.csv"
+    os.mkfifo(manifest)
+    with pytest.raises(UsageError, match="the manifest is not a regular file"):
+        read_manifest(manifest)

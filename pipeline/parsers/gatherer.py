@@ -13,6 +13,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from pipeline.errors import InputError
+from pipeline.limits import over
 from pipeline.models import DateOrder, Kind, Layout, ParsedDocument, ParsedRuling, RawDocument
 
 LAYOUT = Layout.GATHERER
@@ -23,6 +24,10 @@ _HEADER = re.compile(r"SubContentHeader_subtitleDisplay$")
 # Only the elements that carry the card name and the rulings are built into a tree.
 _STRAINER = SoupStrainer(["span", "td"])
 _CELLS = "//td[contains(@id, '_ruling')]"
+# Elements that never hold others: they open no level.
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                   "param", "source", "track", "wbr"})  # fmt: skip
+_TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*?(/?)>")
 _SKIPPED = frozenset({"script", "style", "noscript", "template"})
 _HEADERS = "//span[contains(@id, 'SubContentHeader_subtitleDisplay')]"
 _WORDS = {
@@ -67,7 +72,13 @@ def parse(doc: RawDocument) -> ParsedDocument:
     Python's HTML parser is the fallback for markup lxml gives up on.
     """
     try:
-        cells, headers = _with_lxml(doc.text) or _with_soup(doc.text)
+        found = _with_lxml(doc.text)
+        if found is None:  # lxml reads 255 levels; a deeper page is measured before the fallback
+            if _deeper(doc.text, doc.limits.html_depth):
+                cap = doc.limits.html_depth
+                raise InputError(doc.path, over("html_depth", "HTML nested too deeply", cap))
+            found = _with_soup(doc.text)
+        cells, headers = found
     except RecursionError as exc:
         raise InputError(doc.path, "HTML nested too deeply to read") from exc
     card = next((h for h in headers if h), None)
@@ -103,6 +114,24 @@ def _with_lxml(text: str) -> Cells | None:
         return None  # libxml2 dropped part of the page (nesting deeper than 256, say)
     cells = [(str(c.get("id")), _element_text(c)) for c in _elements(tree, _CELLS)]
     return cells, [" ".join(h.text_content().split()) for h in _elements(tree, _HEADERS)]
+
+
+def _deeper(text: str, depth: int) -> bool:
+    """Tell whether open tags nest deeper than DEPTH (void and self-closed tags open none).
+
+    An estimate, counted on the tags as written: BeautifulSoup's time grows with the square
+    of the nesting, so a page is measured before it is handed over.
+    """
+    level = 0
+    for match in _TAG.finditer(text):
+        closing, name, self_closed = match.groups()
+        if closing:
+            level = max(level - 1, 0)
+        elif not self_closed and name.lower() not in _VOID:
+            level += 1
+            if level > depth:
+                return True
+    return False
 
 
 def _with_soup(text: str) -> Cells:
