@@ -122,33 +122,21 @@ def read_table(
     WHERE filters each part as it is read, so a selection never holds the whole table.
     Some string columns come dictionary-encoded (schema.in_memory).
     """
-    if name == "sightings":  # texts left out on disk come back from the rulings
-        rulings = _read_file((out if base is None else base) / "rulings.parquet", "rulings")
-        sightings = _read(out, name, base=base, runs=runs, upto=upto, where=where)
-        return with_ruling_texts(sightings, rulings)
-    return _read(out, name, base=base, runs=runs, upto=upto, where=where)
-
-
-def _read(
-    out: Path,
-    name: str,
-    *,
-    base: Path | None = None,
-    runs: Iterable[int] | None = None,
-    upto: int | None = None,
-    where: Callable[[pa.Table], Any] | None = None,
-) -> pa.Table:
-    if name not in PARTITIONED or legacy(out, base):
-        folder = out if base is None else base
-        table = _read_file(folder / f"{name}.parquet", name)
+    if name in PARTITIONED and not legacy(out, base):
+        parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where)
+        return pa.concat_tables([in_memory(name).empty_table(), *parts])
+    folder = out if base is None else base
+    table = _read_file(folder / f"{name}.parquet", name)
+    if name in PARTITIONED and (runs is not None or upto is not None):  # one file of all runs
         wanted = None if runs is None else set(runs)
-        if name in PARTITIONED and (wanted is not None or upto is not None):
-            present = {int(r) for r in pc.unique(table[PARTITION_KEY]).to_pylist() if r is not None}
-            keep = sorted(r for r in present if _chosen(r, wanted, upto))
-            table = table.filter(pc.is_in(table[PARTITION_KEY], pa.array(keep, pa.int64())))
-        return table.filter(where(table)) if where is not None and table.num_rows else table
-    parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where)
-    return pa.concat_tables([in_memory(name).empty_table(), *parts])
+        present = {int(r) for r in pc.unique(table[PARTITION_KEY]).to_pylist() if r is not None}
+        keep = sorted(r for r in present if _chosen(r, wanted, upto))
+        table = table.filter(pc.is_in(table[PARTITION_KEY], pa.array(keep, pa.int64())))
+    if where is not None and table.num_rows:
+        table = table.filter(where(table))
+    if name == "sightings" and table["text"].null_count:
+        table = with_ruling_texts(table, _read_file(folder / "rulings.parquet", "rulings"))
+    return table
 
 
 def iter_parts(
@@ -168,7 +156,7 @@ def iter_parts(
             table = _read_file(part_path(out, name, run), name, run=run)
             if where is not None and table.num_rows:
                 table = table.filter(where(table))
-            if name == "sightings" and table["text"].null_count:
+            if name == "sightings" and table["text"].null_count:  # left out on disk
                 if rulings is None:
                     rulings = _read_file((base or pinned(out)) / "rulings.parquet", "rulings")
                 table = with_ruling_texts(table, rulings)
