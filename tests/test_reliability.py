@@ -183,13 +183,17 @@ from pathlib import Path
 from pipeline import store
 with store.writer_lock(Path(sys.argv[1])):
     print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
+    if float(sys.argv[2]) < 0:  # hold until told to let go
+        sys.stdin.readline()
+    else:
+        time.sleep(float(sys.argv[2]))
 """
 
 
 def _hold_lock(out: Path, seconds: float) -> subprocess.Popen[str]:
     holder = subprocess.Popen(
         [sys.executable, "-c", LOCK_HOLDER, str(out), str(seconds)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -204,14 +208,27 @@ def _cli_ingest(raw: Path, out: Path, *extra: str) -> subprocess.CompletedProces
 
 
 def test_second_writer_exits_or_waits(raw_copy: Path, out: Path) -> None:
-    """While another process writes: exit 4 at once, or wait for it with --wait."""
-    with _hold_lock(out, 2.0) as holder:
+    """While another process writes: exit 4 at once, or wait for it with --wait.
+
+    The holder keeps the lock until it is told to let go, however slowly the commands
+    start on a loaded machine.
+    """
+    command = [sys.executable, "-m", "pipeline", "ingest", str(raw_copy), "--out", str(out)]
+    with _hold_lock(out, -1) as holder:
         busy = _cli_ingest(raw_copy, out)
         assert busy.returncode == 4
         assert "another ingest is writing this dataset" in busy.stderr
-        waited = _cli_ingest(raw_copy, out, "--wait", "30")
-        holder.wait()
-    assert waited.returncode == 0, waited.stderr
+        with subprocess.Popen(
+            [*command, "--wait", "120"], stderr=subprocess.PIPE, text=True
+        ) as waiting:
+            time.sleep(1.0)
+            assert waiting.poll() is None  # still waiting: the lock is held
+            assert holder.stdin is not None
+            holder.stdin.write("go\n")
+            holder.stdin.close()
+            holder.wait()
+            _, errors = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0, errors
     assert pq.read_table(out / "runs.parquet").num_rows == 1
 
 
