@@ -11,8 +11,9 @@ LANGUAGES = ("de", "es", "fr", "it", "ja", "ko", "pt", "ru", "zh")
 # each to itself. They start with a character no word feature can start with.
 ANCHOR = "\u00a7"
 _SYMBOL = re.compile(r"\{[^{}\s]{1,8}\}")
-# Rule numbers (702.62a) and plain numbers, after NFKC has made full-width digits ASCII.
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+[a-z]?)?(?![\d])")
+# Rule numbers (702.62a) and plain numbers, after NFKC has made full-width digits ASCII;
+# in Japanese and Chinese a number touches the word before it (カード2枚).
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:\.\d+[a-z]?)?(?!\d)")
 _LATIN_WORD = re.compile(r"[a-z\u00c0-\u024f]+(?:'[a-z]+)?", re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<=[^\s.!?:;(\"\u201e\u201c\u00ab\u300c]\s)[A-Z][a-z]+")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
