@@ -14,7 +14,7 @@ from pipeline.ingest import ingest
 from pipeline.normalize import text_hash
 from pipeline.translate import EnglishIndex, link, translations_table
 from pipeline.translate.features import ANCHOR, features
-from pipeline.translate.lexicon import dumps, learn_model1, loads, shipped
+from pipeline.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
 from pipeline.translate.parallel import TEST_SETS, read_pairs
 
 SPELL_TARGETS = (
@@ -83,7 +83,10 @@ def seed_rulings(tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
 
 
 def _texts(rulings: pa.Table) -> dict[str, str]:
-    return dict(zip(rulings["text_hash"].to_pylist(), rulings["text"].to_pylist(), strict=True))
+    """Each text_hash of a rulings table and its text."""
+    return {
+        row["text_hash"]: row["text"] for row in rulings.select(["text_hash", "text"]).to_pylist()
+    }
 
 
 def test_seed_translations_link_to_their_english_rulings(seed_rulings: pa.Table) -> None:
@@ -106,8 +109,8 @@ def test_seed_translations_link_to_their_english_rulings(seed_rulings: pa.Table)
 )
 def test_unrelated_texts_do_not_link(seed_rulings: pa.Table, lang: str, text: str) -> None:
     """A translation of none of the candidates links to none of them."""
-    english = seed_rulings.filter(pa.compute.equal(seed_rulings["lang"], "en"))
-    index = EnglishIndex(_texts(english))
+    english = [row for row in seed_rulings.to_pylist() if row["lang"] == "en"]
+    index = EnglishIndex({row["text_hash"]: row["text"] for row in english})
     result = link(text, lang, (), index)
     assert result.original is None
     assert result.method == "unsure"
@@ -250,7 +253,7 @@ def test_model1_learns_word_translations_from_parallel_lines() -> None:
 
 def test_lexicon_file_round_trips_and_is_deterministic() -> None:
     """dumps() gives the same bytes every time, and loads() reads back what was dumped."""
-    lexicon = {"de": {"hund": (("dog", 0.9), ("the", 0.1))}}
+    lexicon: Lexicon = {"de": {"hund": (("dog", 0.9), ("the", 0.1))}}
     assert dumps(lexicon) == dumps(lexicon)
     assert loads(dumps(lexicon), "x") == lexicon
 
