@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 
 import pyarrow as pa
@@ -133,8 +134,11 @@ OTHER_RULINGS = [
 ]
 
 
-def _rulings(rows: list[tuple[str | None, str, str, bool]]) -> pa.Table:
-    """A rulings table of (card, lang, text, current) rows, as translations_table reads it."""
+def _rulings(
+    rows: list[tuple[str | None, str, str, bool]], dates: dict[str, dt.date] | None = None
+) -> pa.Table:
+    """A rulings table of (card, lang, text, current) rows, dated by text from DATES, run 1."""
+    dates = dates or {}
     return pa.table(
         {
             "text_hash": [text_hash(text) for _, _, text, _ in rows],
@@ -142,6 +146,8 @@ def _rulings(rows: list[tuple[str | None, str, str, bool]]) -> pa.Table:
             "lang": [lang for _, lang, _, _ in rows],
             "text": [text for _, _, text, _ in rows],
             "current": [current for *_, current in rows],
+            "effective_date": pa.array([dates.get(text) for _, _, text, _ in rows], pa.date32()),
+            "first_run": [1] * len(rows),
         }
     )
 
@@ -280,3 +286,29 @@ def test_held_out_card_texts_link_to_their_english_text() -> None:
     wrong = [pair for pair in linked if pair[0] != pair[1]]
     assert len(linked) >= 0.9 * len(pairs)
     assert len(wrong) <= 0.01 * len(linked)
+
+
+@pytest.mark.parametrize(
+    ("translated", "expected", "stale"),
+    [
+        (dt.date(2013, 6, 7), "the card is exiled", "stale"),
+        (dt.date(2024, 3, 1), "it's exiled", "current"),
+    ],
+    ids=["before-rewording", "after-rewording"],
+)
+def test_the_version_a_translation_was_made_from_decides_staleness(
+    translated: dt.date, expected: str, stale: str
+) -> None:
+    """Of two wordings, the latest not dated after the translation is its original."""
+    old, new = SPELL_TARGETS.format("the card is exiled"), SPELL_TARGETS.format("it's exiled")
+    rows: list[tuple[str | None, str, str, bool]] = [
+        ("Rift Bolt", "en", old, False),
+        ("Rift Bolt", "en", new, True),
+        ("Rift Bolt", "ko", KOREAN_TARGETS, True),
+        *[("Lotus Bloom", "en", text, True) for text in OTHER_RULINGS],
+    ]
+    dates = {old: dt.date(2010, 1, 1), new: dt.date(2024, 2, 2), KOREAN_TARGETS: translated}
+    (row,) = translations_table(_rulings(rows, dates)).to_pylist()
+    assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format(expected))
+    assert row["original_current"] is (stale == "current")
+    assert row["method"] == "card"

@@ -39,6 +39,9 @@ class Link(NamedTuple):
     score: float
     margin: float
     method: str
+    # The original's versions among the candidates (the original first): the words cannot
+    # tell them apart, their dates can (see pipeline.translate.table).
+    versions: tuple[str, ...] = ()
 
 
 class EnglishIndex:
@@ -216,7 +219,9 @@ def decide(
     score, margin = round(score, 4), round(score - rival, 4)
     if score < min_score or margin < min_margin:
         return Link(None, score, margin, "unsure")
-    return Link(original, score, margin, "card" if original in card_originals else "dataset")
+    method = "card" if original in card_originals else "dataset"
+    others = tuple(index.hashes[i] for i, _ in ranked if i in versions or i == best)
+    return Link(original, score, margin, method, (original, *sorted(set(others) - {original})))
 
 
 def link(
