@@ -72,6 +72,12 @@ class EnglishIndex:
             term: (np.asarray(docs, dtype=np.int64), np.asarray(values, dtype=np.float64))
             for term, (docs, values) in postings.items()
         }
+        # Coverage weights, and each text's total over the terms it must have covered.
+        self.weights = {term: self._weight(term) for term in frequency}
+        self.required = [
+            sum(self.weights[term] for term in terms - optional)
+            for terms, optional in zip(self.terms, self.optional, strict=True)
+        ]
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -83,8 +89,15 @@ class EnglishIndex:
             return self.unseen_idf
         return self.idf.get(term, self.unseen_idf)
 
-    def coverage(self, doc: int, foreign: list[dict[str, float]]) -> float:
-        """How well English text DOC and a translation's terms cover each other (0 to 1).
+    def weigh(self, foreign: list[dict[str, float]]) -> list[tuple[dict[str, float], float]]:
+        """A translation's terms with their weights (their best translation's), once per text."""
+        return [
+            (options, max(self.weights.get(term, self._weight(term)) for term in options))
+            for options in foreign
+        ]
+
+    def coverage(self, doc: int, foreign: list[tuple[dict[str, float], float]]) -> float:
+        """How well English text DOC and a translation's weighed terms cover each other (0-1).
 
         The IDF-weighted share of the English terms that some foreign term translates to,
         times the share of the foreign terms (weighted by their best translation's IDF) that
@@ -97,8 +110,7 @@ class EnglishIndex:
         # best one: a weak, chance co-occurrence covers little.
         reached: dict[str, float] = {}
         foreign_total = foreign_hit = 0.0
-        for options in foreign:
-            weight = max(self._weight(term) for term in options)
+        for options, weight in foreign:
             foreign_total += weight
             credit = 0.0
             for term, share in options.items():
@@ -106,10 +118,11 @@ class EnglishIndex:
                     credit = max(credit, share)
                     reached[term] = max(reached.get(term, 0.0), share)
             foreign_hit += weight * credit
-        english_total = sum(
-            self._weight(term) for term in english - (self.optional[doc] - reached.keys())
+        optional = self.optional[doc]
+        english_total = self.required[doc] + sum(
+            self.weights[term] for term in reached if term in optional
         )
-        english_hit = sum(self._weight(term) * share for term, share in reached.items())
+        english_hit = sum(self.weights[term] * share for term, share in reached.items())
         return math.sqrt((english_hit / english_total) * (foreign_hit / foreign_total))
 
     def scores(self, text: str, lang: str, lexicon: Lexicon) -> NDArray[np.float64]:
@@ -161,7 +174,7 @@ class Ranking(NamedTuple):
     """A translation's best English candidates (index positions, best first) and its terms."""
 
     ranked: tuple[tuple[int, float], ...]
-    terms: tuple[dict[str, float], ...]
+    terms: tuple[tuple[dict[str, float], float], ...]
 
 
 def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking:
@@ -171,7 +184,7 @@ def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking
     cosine = index.scores(text, lang, lexicon)
     count = min(SHORTLIST, len(cosine))
     shortlist = np.argpartition(-cosine, count - 1)[:count].tolist()
-    terms = _foreign_terms(text, lang, lexicon)
+    terms = index.weigh(_foreign_terms(text, lang, lexicon))
     scored = [(i, index.coverage(i, terms)) for i in shortlist]
     return Ranking(tuple(_ordered(scored, index)), tuple(terms))
 
