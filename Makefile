@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 RAW ?= raw
 OUT ?= normalized
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench lexicon clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py
+
+# Rebuilds pipeline/translate/lexicon.json.gz from ../shared/realdata's MTGJSON set files.
+lexicon: $(STAMP)
+	$(PY) -m pipeline.translate.build
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage .hypothesis

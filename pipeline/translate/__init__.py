@@ -1,0 +1,12 @@
+"""Translations linked to their English originals: a learned lexicon, an index, a table.
+
+`translations_table(rulings)` is the entry point; `link()` decides one text. The lexicon
+ships as `lexicon.json.gz`, rebuilt by `python -m pipeline.translate.build`.
+"""
+
+from __future__ import annotations
+
+from pipeline.translate.link import EnglishIndex, Link, link
+from pipeline.translate.table import TRANSLATIONS_SCHEMA, translations_table
+
+__all__ = ["TRANSLATIONS_SCHEMA", "EnglishIndex", "Link", "link", "translations_table"]

@@ -1,0 +1,314 @@
+"""Translations linked to their English originals: features, lexicon, linker, table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import RAW, REALDATA
+
+from pipeline.errors import StoreError
+from pipeline.ingest import ingest
+from pipeline.normalize import text_hash
+from pipeline.translate import EnglishIndex, link, translations_table
+from pipeline.translate.features import ANCHOR, features
+from pipeline.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
+from pipeline.translate.parallel import TEST_SETS, read_pairs
+
+SPELL_TARGETS = (
+    "If the spell requires any targets, those targets are chosen when the spell is finally "
+    "cast, not when {}."
+)
+# The six seed translations (their openings) and the English rulings they translate; the
+# Korean target ruling exists in two wordings, either is its original.
+SEED_LINKS = [
+    ("유예를 가진 카드를 추방하는 것은", ("Exiling a card with suspend isn't casting that card.",)),
+    ("유예의 첫 번째 격발능력", ("If the first triggered ability of suspend (the one that",)),
+    (
+        "주문이 목표를 요구한다면",
+        (
+            SPELL_TARGETS.format("it's exiled"),
+            SPELL_TARGETS.format("the card is exiled"),
+        ),
+    ),
+    ("Falls sich ein Effekt auf eine", ('If an effect refers to a "suspended card,"',)),
+    ("Du kannst eine Karte auf deiner Hand", ("You can exile a card in your hand using suspend",)),
+    (
+        "Eine Karte mit Aussetzen ins Exil",
+        ("Exiling a card with suspend isn't casting that card.",),
+    ),
+]
+# Real printed card texts (MTGJSON, PLC and MH2) about suspend cards: close in words to the
+# seeds' suspend rulings, yet translations of none of them.
+UNRELATED = [
+    (
+        "de",
+        (
+            "Für jede getappte bleibende Karte außer Ländern, die ein Gegner deiner Wahl "
+            "kontrolliert, durchsuche die Bibliothek dieses Spielers nach einer Karte mit "
+            "demselben Namen wie diese bleibende Karte und bringe sie unter deiner Kontrolle ins "
+            "Spiel. Dieser Spieler mischt dann seine Bibliothek. Aussetzen 3 {1}{U}{U}"
+        ),
+    ),
+    (
+        "ko",
+        (
+            "유예 3—{R}{R} 당신이 소유한 모든 지속물을 당신의 서고에 섞어넣은 후, 그만큼 "
+            "당신의 서고 맨 위 카드를 공개한다. 이런 식으로 공개된 마법진이 아닌 모든 지속물 "
+            "카드를 전장에 놓고, 마법진 카드들에 대해 똑같이 한 후, 나머지를 무작위 순서로 "
+            "당신의 서고 맨 밑에 놓는다."
+        ),
+    ),
+    (
+        "ko",
+        (
+            "{T}: 원하는 색의 마나 한 개를 추가한다. 유예 2—{G} (이 카드를 당신의 손에서 "
+            "발동하는 대신, {G}를 지불하여 이 카드에 시간 카운터 두 개를 올려놓고 추방할 수 "
+            "있다. 당신의 유지단 시작에, 시간 카운터 한 개를 제거한다. 마지막 카운터가 제거됐을 "
+            "때, 마나 비용을 지불하지 않고 이 카드를 발동한다. 이 카드는 신속을 가진다.)"
+        ),
+    ),
+    ("ko", "비행, 경계"),
+]
+
+
+@pytest.fixture(scope="module")
+def seed_rulings(tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
+    """The rulings table of the shipped seeds, ingested by the pipeline."""
+    out = tmp_path_factory.mktemp("translate") / "normalized"
+    ingest([RAW], out=out, workers=1)
+    return pq.read_table(out / "rulings.parquet")
+
+
+def _texts(rulings: pa.Table) -> dict[str, str]:
+    """Each text_hash of a rulings table and its text."""
+    return {
+        row["text_hash"]: row["text"] for row in rulings.select(["text_hash", "text"]).to_pylist()
+    }
+
+
+def test_seed_translations_link_to_their_english_rulings(seed_rulings: pa.Table) -> None:
+    """Each of the six seed translations links to the English ruling it translates."""
+    texts = _texts(seed_rulings)
+    rows = translations_table(seed_rulings).to_pylist()
+    assert len(rows) == len(SEED_LINKS)
+    for opening, originals in SEED_LINKS:
+        (row,) = [r for r in rows if texts[r["text_hash"]].startswith(opening)]
+        assert row["original_text_hash"] is not None, opening
+        assert texts[row["original_text_hash"]].startswith(originals), opening
+        assert row["method"] == "dataset"  # none is among its own card's English rulings
+        assert row["original_current"] is True
+        assert 0 < row["score"] <= 1
+        assert row["margin"] > 0
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"), UNRELATED, ids=["de-card", "ko-card", "ko-suspend", "ko-short"]
+)
+def test_unrelated_texts_do_not_link(seed_rulings: pa.Table, lang: str, text: str) -> None:
+    """A translation of none of the candidates links to none of them."""
+    english = [row for row in seed_rulings.to_pylist() if row["lang"] == "en"]
+    index = EnglishIndex({row["text_hash"]: row["text"] for row in english})
+    result = link(text, lang, (), index)
+    assert result.original is None
+    assert result.method == "unsure"
+
+
+KOREAN_TARGETS = (
+    "주문이 목표를 요구한다면, 그 목표들은 그 주문이 추방될 때가 아니라 "
+    "최종적으로 발동될 때 선택된다."
+)
+OTHER_RULINGS = [
+    "Cards exiled with suspend are exiled face up.",
+    (
+        "Exiling a card with suspend isn't casting that card. This action doesn't use the "
+        "stack and can't be responded to."
+    ),
+    (
+        "The mana value of a spell cast without paying its mana cost is determined by its mana "
+        "cost, even though that cost wasn't paid."
+    ),
+]
+
+
+def _rulings(
+    rows: list[tuple[str | None, str, str, bool]], dates: dict[str, dt.date] | None = None
+) -> pa.Table:
+    """A rulings table of (card, lang, text, current) rows, dated by text from DATES, run 1."""
+    dates = dates or {}
+    return pa.table(
+        {
+            "text_hash": [text_hash(text) for _, _, text, _ in rows],
+            "card": [card for card, _, _, _ in rows],
+            "lang": [lang for _, lang, _, _ in rows],
+            "text": [text for _, _, text, _ in rows],
+            "current": [current for *_, current in rows],
+            "effective_date": pa.array([dates.get(text) for _, _, text, _ in rows], pa.date32()),
+            "first_run": [1] * len(rows),
+        }
+    )
+
+
+def _stale_case() -> list[tuple[str | None, str, str, bool]]:
+    """Rift Bolt's Korean ruling, its English original amended since, other rulings around."""
+    return [
+        ("Rift Bolt", "en", SPELL_TARGETS.format("the card is exiled"), False),
+        ("Rift Bolt", "en", SPELL_TARGETS.format("it's exiled"), True),
+        ("Rift Bolt", "ko", KOREAN_TARGETS, True),
+        ("Lotus Bloom", "en", SPELL_TARGETS.format("the card is exiled"), True),
+        *[("Lotus Bloom", "en", text, True) for text in OTHER_RULINGS],
+    ]
+
+
+def test_a_version_the_card_holds_is_preferred_and_its_currency_is_the_cards() -> None:
+    """Of two wordings, the card's own is the original, current or not as the card has it."""
+    table = translations_table(_rulings(_stale_case()))
+    (row,) = table.to_pylist()
+    assert row["card"] == "Rift Bolt"
+    assert row["original_text_hash"] in {
+        text_hash(SPELL_TARGETS.format("the card is exiled")),
+        text_hash(SPELL_TARGETS.format("it's exiled")),
+    }
+    assert row["method"] == "card"
+    expected = row["original_text_hash"] == text_hash(SPELL_TARGETS.format("it's exiled"))
+    assert row["original_current"] is expected
+
+
+def test_an_amended_original_makes_the_translation_stale() -> None:
+    """When the card's English original is no longer current, original_current is false."""
+    rows = [r for r in _stale_case() if r[0] != "Rift Bolt" or r[1] == "ko"]
+    rows.append(("Rift Bolt", "en", SPELL_TARGETS.format("the card is exiled"), False))
+    rows.append(("Rift Bolt", "en", "Rift Bolt's suspend cost is {R}.", True))
+    (row,) = translations_table(_rulings(rows)).to_pylist()
+    assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format("the card is exiled"))
+    assert row["method"] == "card"
+    assert row["original_current"] is False
+
+
+def test_an_original_found_elsewhere_is_current_if_current_anywhere() -> None:
+    """An original from another card is current when some card holds it current."""
+    rows = [r for r in _stale_case() if r[0] != "Rift Bolt" or r[1] == "ko"]
+    (row,) = translations_table(_rulings(rows)).to_pylist()
+    assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format("the card is exiled"))
+    assert row["method"] == "dataset"
+    assert row["original_current"] is True
+
+
+def test_table_rows_do_not_depend_on_input_order() -> None:
+    """Shuffled rulings give the same table, rows sorted by card, lang, text_hash."""
+    rows = [*_stale_case(), ("Lotus Bloom", "ko", KOREAN_TARGETS, True), (None, "ko", "비행", True)]
+    expected = translations_table(_rulings(rows))
+    shuffled = rows[:]
+    random.Random(7).shuffle(shuffled)
+    assert translations_table(_rulings(shuffled)).equals(expected)
+    assert expected["card"].to_pylist() == ["Lotus Bloom", "Rift Bolt", None]
+
+
+def test_languages_without_a_lexicon_and_undetermined_texts() -> None:
+    """A language with no lexicon gets a row without a link; "und" and English get none."""
+    rows = [
+        *_stale_case(),
+        ("Rift Bolt", "nl", "Als de spreuk doelen vereist, worden die gekozen.", True),
+        ("Rift Bolt", "und", "Ok.", True),
+    ]
+    table = translations_table(_rulings(rows))
+    assert table["lang"].to_pylist() == ["ko", "nl"]
+    nl = table.to_pylist()[1]
+    assert nl["original_text_hash"] is None
+    assert nl["original_current"] is None
+    assert nl["method"] == "no-lexicon"
+
+
+def test_no_english_candidates_means_no_link() -> None:
+    """A translation in a dataset without English rulings is kept, unlinked."""
+    (row,) = translations_table(_rulings([("Rift Bolt", "ko", KOREAN_TARGETS, True)])).to_pylist()
+    assert row["original_text_hash"] is None
+    assert row["method"] == "no-candidates"
+
+
+def test_korean_particles_and_full_width_digits_give_shared_features() -> None:
+    """유예를 and 유예의 share a feature; full-width and ASCII 2 are one anchor; names too."""
+    first, _ = features("유예를 가진 카드", "ko")
+    second, _ = features("유예의 첫 번째", "ko")
+    assert set(first) & set(second) == {"유예"}
+    _, wide = features("カード２枚", "ja")
+    _, narrow = features("two 2", "en")
+    assert ANCHOR + "#2" in set(wide) & set(narrow)
+    _, names = features("(Meddling Mage의 능력처럼)", "ko")
+    assert {ANCHOR + "@meddling", ANCHOR + "@mage"} <= set(names)
+
+
+def test_model1_learns_word_translations_from_parallel_lines() -> None:
+    """On a toy corpus, each German word's best English word is its translation."""
+    aligned = [
+        ("the dog sleeps", "der hund schläft"),
+        ("the cat sleeps", "die katze schläft"),
+        ("a dog barks", "ein hund bellt"),
+        ("a cat eats", "eine katze frisst"),
+        ("the dog eats", "der hund frisst"),
+        ("the cat barks", "die katze bellt"),
+    ]
+    table = learn_model1(aligned, "de")
+    assert table["hund"][0][0] == "dog"
+    assert table["katze"][0][0] == "cat"
+    assert table["bellt"][0][0] == "barks"
+
+
+def test_lexicon_file_round_trips_and_is_deterministic() -> None:
+    """dumps() gives the same bytes every time, and loads() reads back what was dumped."""
+    lexicon: Lexicon = {"de": {"hund": (("dog", 0.9), ("the", 0.1))}}
+    assert dumps(lexicon) == dumps(lexicon)
+    assert loads(dumps(lexicon), "x") == lexicon
+
+
+def test_a_damaged_lexicon_file_is_named() -> None:
+    """A lexicon file that is not gzip'd JSON of the format raises StoreError naming it."""
+    with pytest.raises(StoreError, match=r"^lex\.gz: not a lexicon file"):
+        loads(b"not gzip", "lex.gz")
+
+
+def test_shipped_lexicon_covers_every_language() -> None:
+    """The packaged lexicon holds the nine languages of MTGJSON's printed translations."""
+    assert sorted(shipped()) == ["de", "es", "fr", "it", "ja", "ko", "pt", "ru", "zh"]
+
+
+@pytest.mark.skipif(not (REALDATA / "mtgjson-2022").is_dir(), reason="no ../shared/realdata")
+def test_held_out_card_texts_link_to_their_english_text() -> None:
+    """Korean card texts of a held-out set: at least 90% linked, no more than 1% wrong."""
+    assert "NEO" in TEST_SETS
+    pairs = [p for p in read_pairs([REALDATA / "mtgjson-2022" / "NEO.json"]) if p.lang == "ko"]
+    index = EnglishIndex({text_hash(p.english): p.english for p in pairs})
+    results = [(link(p.foreign, "ko", (), index), text_hash(p.english)) for p in pairs]
+    linked = [(r.original, right) for r, right in results if r.original is not None]
+    wrong = [pair for pair in linked if pair[0] != pair[1]]
+    assert len(linked) >= 0.9 * len(pairs)
+    assert len(wrong) <= 0.01 * len(linked)
+
+
+@pytest.mark.parametrize(
+    ("translated", "expected", "stale"),
+    [
+        (dt.date(2013, 6, 7), "the card is exiled", "stale"),
+        (dt.date(2024, 3, 1), "it's exiled", "current"),
+    ],
+    ids=["before-rewording", "after-rewording"],
+)
+def test_the_version_a_translation_was_made_from_decides_staleness(
+    translated: dt.date, expected: str, stale: str
+) -> None:
+    """Of two wordings, the latest not dated after the translation is its original."""
+    old, new = SPELL_TARGETS.format("the card is exiled"), SPELL_TARGETS.format("it's exiled")
+    rows: list[tuple[str | None, str, str, bool]] = [
+        ("Rift Bolt", "en", old, False),
+        ("Rift Bolt", "en", new, True),
+        ("Rift Bolt", "ko", KOREAN_TARGETS, True),
+        *[("Lotus Bloom", "en", text, True) for text in OTHER_RULINGS],
+    ]
+    dates = {old: dt.date(2010, 1, 1), new: dt.date(2024, 2, 2), KOREAN_TARGETS: translated}
+    (row,) = translations_table(_rulings(rows, dates)).to_pylist()
+    assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format(expected))
+    assert row["original_current"] is (stale == "current")
+    assert row["method"] == "card"
