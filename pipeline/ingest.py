@@ -13,7 +13,7 @@ from pipeline import commit, executor, read, store
 from pipeline.catalog import Catalog, apply_catalog
 from pipeline.errors import InputError
 from pipeline.history import run_changes, with_current
-from pipeline.language import detect_language
+from pipeline.language import forget, remember
 from pipeline.merge import (
     RULING_TEXT,
     TextPool,
@@ -21,7 +21,6 @@ from pipeline.merge import (
     carry_rule_dates,
     known_languages,
     merge_rulings,
-    strings,
     texts_with_symbols,
 )
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
@@ -121,13 +120,14 @@ def ingest(
             for result in batch.results:
                 results[next(slots)] = result
             if batch.sightings is not None:
-                _detect_ahead(batch.sightings)
+                remember(batch.languages)
                 scanned.append(pool.encode(batch.sightings))
         if scanned:
             rulings = store.read_table(out, "rulings")
             new, merged, fold_warnings = _fold(
                 pool.decode(pa.concat_tables(scanned)), rulings, catalog
             )
+            forget()  # the workers' languages are in `new` now
             new_keys = merged.num_rows - rulings.num_rows
         else:  # unchanged files need nothing more: no dataset table is read or rewritten
             new, merged, fold_warnings, new_keys = None, None, [], 0
@@ -167,16 +167,6 @@ def _fold(
     new, catalog_warnings = apply_catalog(new, catalog)
     new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
     return new, merge_rulings(rulings, new), [*repair_warnings, *catalog_warnings]
-
-
-def _detect_ahead(batch: pa.Table) -> None:
-    """Detect the languages of a batch's undeclared texts while the workers read on.
-
-    Detection is cached by text, so assign_languages() finds these ready; the main process
-    has little else to do until the last batch arrives.
-    """
-    for text in strings(pc.unique(batch["text"].filter(pc.is_null(batch["lang"])))):
-        detect_language(text)
 
 
 def _history_tables(out: Path, new: pa.Table, merged: pa.Table, run: int) -> dict[str, pa.Table]:

@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 from pipeline import read
 from pipeline.errors import InputError
 from pipeline.extract import extract
-from pipeline.merge import replace_column, sightings_table
+from pipeline.language import settle
+from pipeline.merge import replace_column, sightings_table, strings
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
 from pipeline.schema import ENCODED_IN_MEMORY
@@ -63,10 +64,15 @@ class ScanResult(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class ScanBatch:
-    """What reading some files gave: one result per file and all their sightings."""
+    """What reading some files gave: results, sightings, and their texts' languages.
+
+    One result per file; `languages` maps the undeclared texts the workers' detector
+    settled to their codes.
+    """
 
     results: list[ScanResult]
     sightings: pa.Table | None
+    languages: dict[str, str]
 
 
 def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
@@ -93,7 +99,25 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
                 pending = []
     if pending:
         tables.append(sightings_table(pending, jobs[-1].run))
-    return ScanBatch(results, _compact(pa.concat_tables(tables)) if tables else None)
+    if not tables:
+        return ScanBatch(results, None, {})
+    table = _compact(pa.concat_tables(tables))
+    return ScanBatch(results, table, detect_undeclared(table))
+
+
+def detect_undeclared(table: pa.Table) -> dict[str, str]:
+    """The language of each distinct text whose source declared none, where it is settled.
+
+    Run in the workers, so detection uses every core; the main process detects only the
+    few texts left to langdetect.
+    """
+    undeclared = table["text"].filter(pc.is_null(table["lang"]))
+    found = {}
+    for text in strings(pc.unique(undeclared)):
+        lang = settle(text)
+        if lang is not None:
+            found[text] = lang
+    return found
 
 
 def _compact(table: pa.Table) -> pa.Table:
