@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from pipeline import read
 from pipeline.errors import InputError
 from pipeline.extract import extract
-from pipeline.language import settle
+from pipeline.language import settle_many
 from pipeline.merge import replace_column, sightings_table, strings
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
@@ -112,12 +112,8 @@ def detect_undeclared(table: pa.Table) -> dict[str, str]:
     few texts left to langdetect.
     """
     undeclared = table["text"].filter(pc.is_null(table["lang"]))
-    found = {}
-    for text in strings(pc.unique(undeclared)):
-        lang = settle(text)
-        if lang is not None:
-            found[text] = lang
-    return found
+    texts = strings(pc.unique(undeclared))
+    return {t: lang for t, lang in zip(texts, settle_many(texts), strict=True) if lang is not None}
 
 
 def _compact(table: pa.Table) -> pa.Table:
