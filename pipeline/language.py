@@ -99,8 +99,11 @@ _ZERO_LATIN = (0.0,) * len(LATIN)
 # The Latin profile as matrix rows; the last row, all zeros, stands for unknown n-grams.
 _GRAM_ROW = {gram: row for row, gram in enumerate(_LATIN_GRAMS)}
 _GRAM_MATRIX = np.array([*_LATIN_GRAMS.values(), _ZERO_LATIN], dtype=np.float64)
-# A bound on the memory of the word scores, not on correctness: they are recomputed.
+# Bounds on the memory of the word scores and of the answers of this process (a worker
+# meets the same ruling in many batches), not on correctness: they are recomputed.
 _MAX_WORDS = 500_000
+_MAX_TEXTS = 200_000
+_SETTLED: dict[str, str | None] = {}
 # Languages the workers detected for this run's texts; assign_languages() reads them here.
 _REMEMBERED: dict[str, str] = {}
 
@@ -167,12 +170,17 @@ def settle_many(texts: Sequence[str]) -> list[str | None]:
 
     Cheap enough for every text: the scanning workers run it, the main process the rest.
     """
-    answers = list(map(_by_script, texts))
+    settled = _SETTLED
+    if len(settled) > _MAX_TEXTS:  # a bound on memory: answers are recomputed
+        settled.clear()
+    new = [text for text in dict.fromkeys(texts) if text not in settled]
+    answers = list(map(_by_script, new))
     latin = [i for i, answer in enumerate(answers) if answer is None]
     if latin:
-        for i, answer in zip(latin, _latin_many([texts[i] for i in latin]), strict=True):
+        for i, answer in zip(latin, _latin_many([new[i] for i in latin]), strict=True):
             answers[i] = answer
-    return answers
+    settled.update(zip(new, answers, strict=True))
+    return list(map(settled.__getitem__, texts))
 
 
 def _by_script(text: str) -> str | None:
