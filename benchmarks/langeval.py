@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.language import DETECTORS, detect_many  # noqa: E402 - after the path
+from pipeline.language import DETECTORS, detect_many, tie_break  # noqa: E402 - after the path
 from pipeline.normalize import clean  # noqa: E402 - after the path
 
 REALDATA = ROOT.parent / "shared" / "realdata"
@@ -123,6 +123,7 @@ def labelled_set(codes: list[str], *, seeds: bool = True) -> list[Labelled]:
 def report(items: list[Labelled], detector: str, *, show: int) -> None:
     """Print right / wrong / und per language, the confusions, and texts/s."""
     texts = [item.text for item in items]
+    tie_break("warm up")  # langdetect loads its profiles once per process, not per text
     start = time.perf_counter()
     answers = detect_many(texts, detector=detector)
     seconds = time.perf_counter() - start

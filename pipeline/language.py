@@ -16,7 +16,7 @@ import operator
 import re
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from langdetect import DetectorFactory, detect_langs
@@ -92,13 +92,28 @@ def _log_probabilities(grams: dict[str, list[int]]) -> dict[str, tuple[float, ..
     }
 
 
-_PROFILES = _load()
-_LATIN_GRAMS = _PROFILES["latin"]
-_HAN_GRAMS = _PROFILES["han"]
 _ZERO_LATIN = (0.0,) * len(LATIN)
-# The Latin profile as matrix rows; the last row, all zeros, stands for unknown n-grams.
-_GRAM_ROW = {gram: row for row, gram in enumerate(_LATIN_GRAMS)}
-_GRAM_MATRIX = np.array([*_LATIN_GRAMS.values(), _ZERO_LATIN], dtype=np.float64)
+
+
+class _Profiles(NamedTuple):
+    """The profiles ready to score with, loaded on the first text (not at import)."""
+
+    han: dict[str, tuple[float, ...]]
+    # The Latin profile as matrix rows; the last row, all zeros, stands for unknown n-grams.
+    latin_row: dict[str, int]
+    latin_matrix: np.ndarray[Any, np.dtype[np.float64]]
+
+
+@lru_cache(maxsize=1)
+def _profiles() -> _Profiles:
+    """Load the profiles once per process: a command that detects nothing never pays it."""
+    tables = _load()
+    latin = tables["latin"]
+    rows = {gram: row for row, gram in enumerate(latin)}
+    matrix = np.array([*latin.values(), _ZERO_LATIN], dtype=np.float64)
+    return _Profiles(tables["han"], rows, matrix)
+
+
 # Bounds on the memory of the word scores and of the answers of this process (a worker
 # meets the same ruling in many batches), not on correctness: they are recomputed.
 _MAX_WORDS = 500_000
@@ -207,7 +222,7 @@ def _han_only(text: str) -> str:
     """
     if len(_HAN.findall(text)) > _MAX_KANJI_ONLY:
         return "zh"
-    best, margin = _best(han_grams(text), _HAN_GRAMS, HAN_ONLY, (0.0, 0.0))
+    best, margin = _best(han_grams(text), _profiles().han, HAN_ONLY, (0.0, 0.0))
     return "ja" if best == "ja" and margin >= MIN_MARGIN else "zh"
 
 
@@ -265,8 +280,10 @@ def _word_scores(words: list[str]) -> np.ndarray[Any, np.dtype[np.float64]]:
     """Each word's log-likelihood per Latin language: the sum of its n-grams' rows."""
     grams = [word_grams(word) for word in words]
     counts = np.fromiter(map(len, grams), dtype=np.int64, count=len(grams))
-    rows = list(map(_GRAM_ROW.get, itertools.chain.from_iterable(grams), itertools.repeat(-1)))
-    return np.add.reduceat(_GRAM_MATRIX[rows], np.cumsum(counts) - counts, axis=0)
+    profiles = _profiles()
+    every = itertools.chain.from_iterable(grams)
+    rows = list(map(profiles.latin_row.get, every, itertools.repeat(-1)))
+    return np.add.reduceat(profiles.latin_matrix[rows], np.cumsum(counts) - counts, axis=0)
 
 
 _WORDS = _WordRows()
