@@ -154,9 +154,14 @@ def detect_language(text: str, declared: str | None = None) -> str:
     return known if known is not None else _detect(text)
 
 
-def remember(languages: dict[str, str]) -> None:
-    """Keep languages detected elsewhere (the scanning workers), so none is detected twice."""
-    _REMEMBERED.update(languages)
+def remember(languages: dict[str, str | None]) -> None:
+    """Keep languages detected elsewhere (the scanning workers), so none is detected twice.
+
+    A text they left undecided (None) is given to the tie-breaker now: the main process
+    does it while the workers scan on, not after them.
+    """
+    for text, lang in languages.items():
+        _REMEMBERED[text] = lang if lang is not None else tie_break(text)
 
 
 def forget() -> None:

@@ -66,13 +66,13 @@ class ScanResult(NamedTuple):
 class ScanBatch:
     """What reading some files gave: results, sightings, and their texts' languages.
 
-    One result per file; `languages` maps the undeclared texts the workers' detector
-    settled to their codes.
+    One result per file; `languages` maps each undeclared text to its code, or to None
+    where the workers' detector leaves it to the tie-breaker.
     """
 
     results: list[ScanResult]
     sightings: pa.Table | None
-    languages: dict[str, str]
+    languages: dict[str, str | None]
 
 
 def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
@@ -105,15 +105,15 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
     return ScanBatch(results, table, detect_undeclared(table))
 
 
-def detect_undeclared(table: pa.Table) -> dict[str, str]:
-    """The language of each distinct text whose source declared none, where it is settled.
+def detect_undeclared(table: pa.Table) -> dict[str, str | None]:
+    """The language of each distinct text whose source declared none; None where unsure.
 
-    Run in the workers, so detection uses every core; the main process detects only the
-    few texts left to langdetect.
+    Run in the workers, so detection uses every core; the main process gives the few
+    texts left undecided to langdetect.
     """
     undeclared = table["text"].filter(pc.is_null(table["lang"]))
     texts = strings(pc.unique(undeclared))
-    return {t: lang for t, lang in zip(texts, settle_many(texts), strict=True) if lang is not None}
+    return dict(zip(texts, settle_many(texts), strict=True))
 
 
 def _compact(table: pa.Table) -> pa.Table:
