@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from corpus import generate, scryfall_bulk
+from langeval import MTGJSON, labelled_set, set_names, write_dumps
 
 HERE = Path(__file__).resolve().parent
 # Run inside a child process: prints {"seconds": …, "rss_mb": …} of what it timed.
@@ -85,6 +86,16 @@ def _rate(rulings: int, seconds: float) -> str:
     return f"{seconds:.2f} s, {rulings / seconds:,.0f} rulings/s"
 
 
+def _real_languages(work: Path, runs: int) -> tuple[str, str]:
+    """The worst case for language detection: real texts in ten languages, every one new."""
+    texts, raw, out = labelled_set(set_names("all")), work / "raw-languages", work / "out-languages"
+    if not raw.exists():
+        write_dumps(texts, raw)
+    seconds, rss = measure(_INGEST.format(raw=str(raw), out=str(out)), runs, prepare=str(out))
+    figure = f"{seconds:.2f} s, {len(texts) / seconds:,.0f} texts/s, peak RSS {rss:.0f} MiB"
+    return f"{len(texts):,} real texts in 10 languages, all new", figure
+
+
 def main() -> None:
     """Build the corpora, run every scenario, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -133,6 +144,8 @@ def main() -> None:
     )
     rows.append((f"one bulk file ({size:.0f} MiB)",
                  f"{_rate(args.bulk, streamed)}, peak RSS {streamed_rss:.0f} MiB"))  # fmt: skip
+    if MTGJSON.is_dir():
+        rows.append(_real_languages(work, args.runs))
     width = max(len(name) for name, _ in rows)
     print(f"medians of {args.runs} runs:")
     for name, figure in rows:

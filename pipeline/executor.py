@@ -156,6 +156,7 @@ def _file_by_file(
 ) -> ScanBatch:
     """Read a batch one file per task in one worker; a file that kills it is "crashed"."""
     results, tables = [], []
+    languages: dict[str, str | None] = {}
     pool = _new_pool(1, limits)
     try:
         for job in part:
@@ -167,11 +168,12 @@ def _file_by_file(
                 pool = _new_pool(1, limits)
                 continue
             results.extend(batch.results)
+            languages.update(batch.languages)
             if batch.sightings is not None:
                 tables.append(batch.sightings)
     finally:
         pool.shutdown()
-    return ScanBatch(results, pa.concat_tables(tables) if tables else None)
+    return ScanBatch(results, pa.concat_tables(tables) if tables else None, languages)
 
 
 def _dask(
@@ -196,6 +198,7 @@ def _dask(
                 # that kill theirs again are "crashed".
                 singles = [client.submit(task, [job], pure=False) for job in part]
                 results, tables = [], []
+                languages: dict[str, str | None] = {}
                 for job, single in zip(part, singles, strict=True):
                     try:
                         batch = single.result()
@@ -203,7 +206,8 @@ def _dask(
                         results.append(crashed(job))
                         continue
                     results.extend(batch.results)
+                    languages.update(batch.languages)
                     tables.extend([batch.sightings] if batch.sightings is not None else [])
-                yield ScanBatch(results, pa.concat_tables(tables) if tables else None)
+                yield ScanBatch(results, pa.concat_tables(tables) if tables else None, languages)
     if cluster is not None:
         cluster.close()

@@ -14,7 +14,7 @@ from pipeline.catalog import Catalog, apply_catalog
 from pipeline.errors import InputError
 from pipeline.history import SNAPSHOT, run_history, state_from_sightings, with_current
 from pipeline.keys import first_rows
-from pipeline.language import detect_language
+from pipeline.language import forget, remember
 from pipeline.limits import Limits
 from pipeline.merge import (
     RULING_TEXT,
@@ -24,7 +24,6 @@ from pipeline.merge import (
     dated,
     known_languages,
     merge_rulings,
-    strings,
     texts_with_symbols,
 )
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
@@ -136,7 +135,7 @@ def ingest(
             for result in batch.results:
                 results[next(slots)] = result
             if batch.sightings is not None:
-                _detect_ahead(batch.sightings)
+                remember(batch.languages)
                 scanned.append(pool.encode(batch.sightings))
         if scanned:
             rulings = store.read_table(out, "rulings")
@@ -144,6 +143,7 @@ def ingest(
                      if r.report.as_of is not None}  # fmt: skip
             read_now = dated(pool.decode(pa.concat_tables(scanned)), as_of)
             new, merged, fold_warnings = _fold(read_now, rulings, catalog)
+            forget()  # the workers' languages are in `new` now
             new_keys = merged.num_rows - rulings.num_rows
             written, parts, late_warnings = _history(out, new, merged, run)
             fold_warnings += late_warnings
@@ -233,16 +233,6 @@ def _fold(
     new, catalog_warnings = apply_catalog(new, catalog)
     new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
     return new, merge_rulings(rulings, new), [*repair_warnings, *catalog_warnings]
-
-
-def _detect_ahead(batch: pa.Table) -> None:
-    """Detect the languages of a batch's undeclared texts while the workers read on.
-
-    Detection is cached by text, so assign_languages() finds these ready; the main process
-    has little else to do until the last batch arrives.
-    """
-    for text in strings(pc.unique(batch["text"].filter(pc.is_null(batch["lang"])))):
-        detect_language(text)
 
 
 def _skip_unchanged(

@@ -19,8 +19,9 @@ from pipeline import read
 from pipeline.asof import fetched_date, resolve_as_of
 from pipeline.errors import InputError
 from pipeline.extract import extract
+from pipeline.language import settle_many
 from pipeline.limits import Limits, budget, over
-from pipeline.merge import replace_column, sightings_table
+from pipeline.merge import replace_column, sightings_table, strings
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
 from pipeline.schema import ENCODED_IN_MEMORY
@@ -66,10 +67,15 @@ class ScanResult(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class ScanBatch:
-    """What reading some files gave: one result per file and all their sightings."""
+    """What reading some files gave: results, sightings, and their texts' languages.
+
+    One result per file; `languages` maps each undeclared text to its code, or to None
+    where the workers' detector leaves it to the tie-breaker.
+    """
 
     results: list[ScanResult]
     sightings: pa.Table | None
+    languages: dict[str, str | None]
 
 
 def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
@@ -96,7 +102,21 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
                 pending = []
     if pending:
         tables.append(sightings_table(pending, jobs[-1].run))
-    return ScanBatch(results, _compact(pa.concat_tables(tables)) if tables else None)
+    if not tables:
+        return ScanBatch(results, None, {})
+    table = _compact(pa.concat_tables(tables))
+    return ScanBatch(results, table, detect_undeclared(table))
+
+
+def detect_undeclared(table: pa.Table) -> dict[str, str | None]:
+    """The language of each distinct text whose source declared none; None where unsure.
+
+    Run in the workers, so detection uses every core; the main process gives the few
+    texts left undecided to langdetect.
+    """
+    undeclared = table["text"].filter(pc.is_null(table["lang"]))
+    texts = strings(pc.unique(undeclared))
+    return dict(zip(texts, settle_many(texts), strict=True))
 
 
 def _compact(table: pa.Table) -> pa.Table:
