@@ -38,7 +38,7 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     a card absent from a run is not removed. A (card, source) never read before is all
     first sightings, built column-wise without comparing anything.
     """
-    before_snaps, new_snaps = codes([before, new], SNAPSHOT)
+    before_snaps, new_snaps = snapshot_codes([before, new])
     wanted = pc.is_in(before_snaps, value_set=pc.unique(new_snaps))
     earlier = before.select(_VERSION_COLUMNS).filter(wanted)
     earlier = earlier.append_column("_snap", before_snaps.filter(wanted))
@@ -58,6 +58,25 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     )
 
 
+def snapshot_codes(tables: list[pa.Table]) -> list[Any]:
+    """Integer codes of each row's snapshot, comparable across TABLES.
+
+    A snapshot is a (card, source). A row with no card but an oracle id (Scryfall rulings
+    read without a catalog) belongs to that oracle id's card: a bulk file is one snapshot
+    per card, not one of every ruling, and a file of other cards removes nothing.
+    """
+    keyed = []
+    for table in tables:
+        oracle = _join(pa.scalar(_ORACLE), table["oracle_id"].cast(pa.string()), "")
+        card = pc.coalesce(table["card"].cast(pa.string()), oracle)
+        keyed.append(pa.Table.from_arrays([card, table["source"]], names=SNAPSHOT))
+    return codes(keyed, SNAPSHOT)
+
+
+_ORACLE = "\x00oracle "  # sorts before every card name
+_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
+
+
 def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.Table, pa.Table]:
     """The run's changes, the state after it, and the sightings it read too late to compare.
 
@@ -68,7 +87,7 @@ def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.
     kept, but it is neither compared nor current. Changes carry the as-of date of the
     version that showed them.
     """
-    state_snaps, new_snaps = codes([state, new], SNAPSHOT)
+    state_snaps, new_snaps = snapshot_codes([state, new])
     day = _days(new["as_of"])
     known, stored_day = _per_snapshot(state_snaps, _days(state["as_of"]), "max")
     seen_day = pc.take(stored_day, pc.index_in(new_snaps, value_set=known))
@@ -262,14 +281,14 @@ def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
     A snapshot the run read replaces the one STATE held; the others stay as they were.
     Rows are ordered by card, source, path and position (nulls first), whatever came when.
     """
-    state_snaps, new_snaps = codes([state, new], SNAPSHOT)
+    state_snaps, new_snaps = snapshot_codes([state, new])
     kept = state.filter(pc.invert(pc.is_in(state_snaps, value_set=pc.unique(new_snaps))))
     return _state_order(pa.concat_tables([kept, new.select(STATE.names).cast(kept.schema)]))
 
 
 def state_from_sightings(sightings: pa.Table) -> pa.Table:
     """The state of a dataset whose every sighting is at hand (an upgrade from version 3)."""
-    [snaps] = codes([sightings], SNAPSHOT)
+    [snaps] = snapshot_codes([sightings])
     runs = sightings.select(["run"]).append_column("_snap", snaps)
     latest = runs.group_by("_snap", use_threads=False).aggregate([("run", "max")])
     wanted = pc.take(latest["run_max"], pc.index_in(snaps, value_set=latest["_snap"]))

@@ -31,6 +31,7 @@ from pipeline.repair import repair
 from pipeline.scan import ScanJob, ScanResult
 from pipeline.schema import FILES, RUNS, in_memory
 from pipeline.store import without_ruling_texts
+from pipeline.translate import update_translations
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -182,7 +183,10 @@ def _history(
         return {}, {}, []
     stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
     changes, state, late = run_history(store.read_table(out, "state"), stored, run)
-    tables = {"state": state, "rulings": with_current(merged, state)}
+    rulings = with_current(merged, state)
+    cards = pc.unique(stored["card"].cast(pa.string()))
+    translations = update_translations(store.read_table(out, "translations"), rulings, cards)
+    tables = {"state": state, "rulings": rulings, "translations": translations}
     parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}
     return tables, parts, _late_warnings(late)
 

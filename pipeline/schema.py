@@ -133,6 +133,7 @@ CHANGES = make_schema(
 STATE = make_schema(
     [
         pa.field("card", pa.string()),
+        pa.field("oracle_id", pa.string()),
         pa.field("source", pa.string(), nullable=False),
         pa.field("run", pa.int64(), nullable=False),
         pa.field("as_of", pa.date32()),
@@ -145,6 +146,20 @@ STATE = make_schema(
     ]
 )
 
+# Each non-English ruling of a card beside the English ruling it translates (pipeline.translate).
+TRANSLATIONS = make_schema(
+    [
+        pa.field("text_hash", pa.string(), nullable=False),
+        pa.field("card", pa.string()),
+        pa.field("lang", pa.string(), nullable=False),
+        pa.field("original_text_hash", pa.string()),
+        pa.field("score", pa.float64(), nullable=False),
+        pa.field("margin", pa.float64(), nullable=False),
+        pa.field("original_current", pa.bool_()),
+        pa.field("method", pa.string(), nullable=False),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "rulings": RULINGS,
     "sightings": SIGHTINGS,
@@ -152,6 +167,7 @@ TABLES: dict[str, pa.Schema] = {
     "runs": RUNS,
     "changes": CHANGES,
     "state": STATE,
+    "translations": TRANSLATIONS,
 }
 # Append-only tables: a Hive-partitioned folder, one part per run
 # (`sightings/run=42/part-0.parquet`), whose files hold every column but `run`: readers
@@ -233,7 +249,9 @@ ENCODED_STRING = pa.dictionary(pa.int32(), pa.string())
 ENCODED_IN_MEMORY: dict[str, frozenset[str]] = {
     "rulings": frozenset({"text", "text_hash"}),
     "changes": frozenset({"change", "group", "new_text_hash", "old_text_hash"}),
-    "state": frozenset({"card", "source", "source_path", "text", "text_hash", "rule_id"}),
+    "state": frozenset(
+        {"card", "oracle_id", "source", "source_path", "text", "text_hash", "rule_id"}
+    ),
     "sightings": frozenset({
         "text", "source_path", "source_sha256", "fetched_at", "layout", "date_printed",
         "card_printed", "card_origin", "kind", "oracle_id", "text_hash", "card", "source",

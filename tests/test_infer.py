@@ -5,9 +5,8 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
 import pytest
-from conftest import FIXTURES, RAW, REALDATA
+from conftest import FIXTURES, RAW, REALDATA, rows
 
 from pipeline import ingest
 from pipeline.catalog import Catalog, load_catalog
@@ -41,7 +40,7 @@ def _ingest(
     shutil.copy(RAW / seed, raw)
     out = tmp_path / ("with" if catalog else "without")
     report = ingest([raw], out=out, catalog=catalog)
-    return pq.read_table(out / "sightings.parquet").to_pylist(), report.warnings
+    return rows(out, "sightings"), report.warnings
 
 
 def test_the_catalog_holds_the_common_words(catalog: Catalog) -> None:

@@ -7,6 +7,13 @@ ships as `lexicon.json.gz`, rebuilt by `python -m pipeline.translate.build`.
 from __future__ import annotations
 
 from pipeline.translate.link import EnglishIndex, Link, link
-from pipeline.translate.table import TRANSLATIONS_SCHEMA, translations_table
+from pipeline.translate.table import TRANSLATIONS_SCHEMA, translations_table, update_translations
 
-__all__ = ["TRANSLATIONS_SCHEMA", "EnglishIndex", "Link", "link", "translations_table"]
+__all__ = [
+    "TRANSLATIONS_SCHEMA",
+    "EnglishIndex",
+    "Link",
+    "link",
+    "translations_table",
+    "update_translations",
+]

@@ -7,7 +7,10 @@ from collections import defaultdict
 from typing import Any, NamedTuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from pipeline.keys import codes
+from pipeline.schema import TRANSLATIONS, make_schema
 from pipeline.translate.lexicon import Lexicon, shipped
 from pipeline.translate.link import EnglishIndex, Link, Ranking, decide, rank
 
@@ -15,17 +18,7 @@ ENGLISH = "en"
 # Languages whose rows get no translation row: English itself, and "und" (undetermined:
 # it may well be English, and no lexicon fits it).
 NOT_TRANSLATIONS = frozenset({ENGLISH, "und"})
-_FIELDS: list[pa.Field[Any]] = [
-    pa.field("text_hash", pa.string(), nullable=False),
-    pa.field("card", pa.string()),
-    pa.field("lang", pa.string(), nullable=False),
-    pa.field("original_text_hash", pa.string()),
-    pa.field("score", pa.float64(), nullable=False),
-    pa.field("margin", pa.float64(), nullable=False),
-    pa.field("original_current", pa.bool_()),
-    pa.field("method", pa.string(), nullable=False),
-]
-TRANSLATIONS_SCHEMA = pa.schema(_FIELDS)
+TRANSLATIONS_SCHEMA = TRANSLATIONS
 
 
 def translations_table(rulings: pa.Table, lexicon: Lexicon | None = None) -> pa.Table:
@@ -154,3 +147,67 @@ def _dated_version(
 def _order(item: tuple[tuple[str, str | None], tuple[str, str]]) -> tuple[bool, str, str, str]:
     (text_hash, card), (lang, _) = item
     return (card is None, card or "", lang, text_hash)
+
+
+def update_translations(
+    old: pa.Table,
+    rulings: pa.Table,
+    cards: Any,  # noqa: ANN401 - an Arrow string array
+    lexicon: Lexicon | None = None,
+) -> pa.Table:
+    """The translations after a run that read CARDS, from the RULINGS after it (`current`).
+
+    The translations of those cards are linked again, among every English ruling (a new
+    English version may be the original of a translation read before it); the others keep
+    their links, and every row's `original_current` follows the rulings' `current`, so a
+    translation whose original this run amended or removed is out of date without being
+    read again. OLD is the table before the run.
+    """
+    lang = rulings["lang"].cast(pa.string())
+    foreign = pc.invert(pc.is_in(lang, value_set=pa.array(sorted(NOT_TRANSLATIONS))))
+    touched = pc.and_(foreign, pc.is_in(rulings["card"].cast(pa.string()), value_set=cards))
+    kept = old.filter(pc.invert(pc.is_in(old["card"], value_set=cards)))
+    tables = [kept.cast(TRANSLATIONS)]
+    if pc.any(touched).as_py():
+        english = pc.equal(lang, pa.scalar(ENGLISH))
+        tables.append(translations_table(rulings.filter(pc.or_(english, touched)), lexicon))
+    table = pa.concat_tables(tables)
+    [order] = codes([table], ["card", "lang", "text_hash"])
+    return with_original_current(table.take(pc.sort_indices(order)), rulings)
+
+
+_FLAGS = make_schema(
+    [
+        pa.field("text_hash", pa.string()),
+        pa.field("card", pa.string()),
+        pa.field("current", pa.bool_()),
+    ]
+)
+
+
+def with_original_current(table: pa.Table, rulings: pa.Table) -> pa.Table:
+    """TABLE with `original_current` as translations_table() tells it, from RULINGS' flags.
+
+    The original is current for the card when the card held it in English; else whether
+    any card holds it current. Null without an original.
+    """
+    if not table.num_rows:
+        return table
+    english = rulings.filter(pc.equal(rulings["lang"].cast(pa.string()), pa.scalar(ENGLISH)))
+    english = english.select(["text_hash", "card", "current"]).cast(_FLAGS)
+    live = english.filter(english["current"])
+    originals = pa.Table.from_arrays(
+        [table["original_text_hash"], table["card"]], names=["text_hash", "card"]
+    )
+    wanted, held, held_live = codes(
+        [originals, english.select(["text_hash", "card"]), live.select(["text_hash", "card"])],
+        ["text_hash", "card"],
+    )
+    own = pc.is_in(wanted, value_set=held)
+    current_own = pc.is_in(wanted, value_set=held_live)
+    current_any = pc.is_in(table["original_text_hash"], value_set=live["text_hash"])
+    flags = pc.if_else(own, current_own, current_any)
+    flags = pc.if_else(pc.is_null(table["original_text_hash"]), pa.scalar(None, pa.bool_()), flags)
+    return table.set_column(
+        table.schema.get_field_index("original_current"), "original_current", flags
+    )
