@@ -64,12 +64,24 @@ class Group:
 
 
 @dataclass(frozen=True, slots=True)
+class StaleGroup:
+    """Translations whose English original the runs amended or removed, grouped by it."""
+
+    group: str  # the English change's group
+    change: ChangeType
+    original: str  # the English text they translate
+    now: str | None  # what English says now (an amendment's or replacement's text)
+    translations: tuple[tuple[str | None, str, str], ...]  # (card, lang, text)
+
+
+@dataclass(frozen=True, slots=True)
 class Changeset:
     """What changed in some runs: groups of changes, and the cards first seen."""
 
     runs: tuple[int, ...]
     groups: tuple[Group, ...]
     first_seen: tuple[tuple[str | None, str, int], ...]  # (card, source, rulings)
+    stale: tuple[StaleGroup, ...] = ()  # "Translations now out of date"
 
     def count(self, change: ChangeType) -> int:
         """How many card-level changes of this type the groups hold."""
@@ -112,6 +124,41 @@ def changeset(
     groups.sort(key=_group_order)
     seen = sorted(((c, s, n) for (c, s), n in first.items()), key=lambda t: _card_key(t[:2]))
     return Changeset(tuple(sorted(runs)), tuple(groups), tuple(seen))
+
+
+def stale_translations(
+    changes: pa.Table, translations: pa.Table, texts: dict[str, str]
+) -> tuple[StaleGroup, ...]:
+    """The translations whose original CHANGES amended or removed, and that are not current.
+
+    CHANGES are the runs' changes; TEXTS maps text hashes to texts (the rulings'). Grouped
+    like the rule changes: one group per change of the English words, with every card's
+    translations of them.
+    """
+    gone = {ChangeType.AMENDED.value, ChangeType.REMOVED.value}
+    by_original: dict[str, dict[str, Any]] = {}
+    for row in changes.filter(pc.invert(changes["first_seen"])).to_pylist():
+        if row["change"] in gone and row["old_text_hash"]:
+            by_original.setdefault(row["old_text_hash"], row)
+    stale = translations.filter(pc.equal(translations["original_current"], pa.scalar(value=False)))
+    members: dict[str, list[tuple[str | None, str, str]]] = {}
+    for row in stale.to_pylist():
+        change = by_original.get(row["original_text_hash"])
+        if change is not None:
+            text = texts.get(row["text_hash"], "")
+            members.setdefault(row["original_text_hash"], []).append(
+                (row["card"], row["lang"], text)
+            )
+    out = []
+    for original, found in members.items():
+        change = by_original[original]
+        now = change["new_text"] or (texts.get(change["replaced_by"] or "") or None)
+        english = change["old_text"] or texts.get(original, "")
+        ordered = sorted(set(found), key=lambda t: (t[0] is None, t[0] or "", t[1], t[2]))
+        out.append(
+            StaleGroup(change["group"], ChangeType(change["change"]), english, now, tuple(ordered))
+        )
+    return tuple(sorted(out, key=lambda g: (g.original, g.group)))
 
 
 def _group_order(g: Group) -> tuple[object, ...]:

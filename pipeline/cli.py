@@ -199,6 +199,8 @@ def history_command(card: str, out: Path) -> None:
         span = f"{came} until {went}" if e.disappeared else f"since {came}, current"
         date = str(e.effective_date or "undated")
         click.echo(f"{date:<10}  {span:<44}  [{e.source}]  {e.text}")
+        if e.translates:
+            click.echo(f"{'':<10}  translates ({e.translates_fate}): {e.translates}")
 
 
 @cli.command("stats", short_help="Show the dataset in figures.")

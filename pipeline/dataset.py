@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import store
-from pipeline.changelog import Changeset, changeset, is_rule_change
+from pipeline.changelog import Changeset, changeset, is_rule_change, stale_translations
 from pipeline.errors import UsageError
 from pipeline.history import HistoryEntry, card_history
 from pipeline.merge import known_languages, strings
@@ -52,7 +53,12 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
     rulings = version.table("rulings")
     changes = version.table("changes", runs=runs)
     rules = version.table("changes", where=is_rule_change)
-    return changeset(changes, runs, rule_titles(rulings), known_languages(rulings), rules)
+    found = changeset(changes, runs, rule_titles(rulings), known_languages(rulings), rules)
+    translations = version.table("translations")
+    if not translations.num_rows:
+        return found
+    texts = dict(zip(strings(rulings["text_hash"]), strings(rulings["text"]), strict=True))
+    return replace(found, stale=stale_translations(changes, translations, texts))
 
 
 def rule_titles(rulings: pa.Table) -> dict[str, str]:
@@ -76,4 +82,39 @@ def load_history(out: Path, card: str, version: store.Version | None = None) -> 
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         msg = f"no rulings of card {card!r} in {out}{hint}"
         raise UsageError(msg)
-    return entries
+    return _with_originals(entries, card, version)
+
+
+def _with_originals(
+    entries: list[HistoryEntry], card: str, version: store.Version
+) -> list[HistoryEntry]:
+    """ENTRIES with, on each translation, the English ruling it translates and its fate."""
+    translations = version.table("translations")
+    translations = translations.filter(pc.equal(translations["card"], pa.scalar(card)))
+    links = {
+        row["text_hash"]: row
+        for row in translations.to_pylist()
+        if row["original_text_hash"] is not None
+    }
+    if not links:
+        return entries
+    rulings = version.table("rulings")
+    wanted = pa.array(sorted({r["original_text_hash"] for r in links.values()}), pa.string())
+    originals = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=wanted))
+    texts = dict(zip(strings(originals["text_hash"]), strings(originals["text"]), strict=True))
+    fates: dict[str, str] = {}
+    changes = version.table("changes", where=lambda part: pc.equal(part["card"], pa.scalar(card)))
+    for row in changes.to_pylist():
+        if row["change"] in {"amended", "removed"} and row["old_text_hash"] in wanted.to_pylist():
+            when = f"as of {row['as_of']}, " if row["as_of"] else ""
+            fates.setdefault(row["old_text_hash"], f"{row['change']} ({when}run {row['run']})")
+    out = []
+    for entry in entries:
+        link = links.get(entry.text_hash)
+        if link is None:
+            out.append(entry)
+            continue
+        original = link["original_text_hash"]
+        fate = "current" if link["original_current"] else fates.get(original, "not current")
+        out.append(replace(entry, translates=texts.get(original), translates_fate=fate))
+    return out

@@ -317,6 +317,8 @@ class HistoryEntry:
     disappeared: int | None  # the run of the first later version of its source without it
     as_of: dt.date | None = None  # the as-of date of the version it first appeared in
     gone_as_of: dt.date | None = None  # the as-of date of that later version
+    translates: str | None = None  # a translation's English original
+    translates_fate: str | None = None  # "current", or when the original was amended or removed
 
 
 _VersionKey = tuple[dt.date, int]

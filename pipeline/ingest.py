@@ -185,7 +185,7 @@ def _history(
     changes, state, late = run_history(store.read_table(out, "state"), stored, run)
     rulings = with_current(merged, state)
     cards = pc.unique(stored["card"].cast(pa.string()))
-    translations = update_translations(store.read_table(out, "translations"), rulings, cards)
+    translations = update_translations(store.read_table(out, "translations"), rulings, cards, run)
     tables = {"state": state, "rulings": rulings, "translations": translations}
     parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}
     return tables, parts, _late_warnings(late)

@@ -87,6 +87,17 @@ def render_markdown(cs: Changeset) -> str:
             for g in redated
         ]
         out.append("")
+    if cs.stale:
+        out += ["## Translations now out of date", ""]
+        for stale in cs.stale:
+            out += [f"### {TITLES[stale.change]}: {_md(_short(stale.original))}", ""]
+            if stale.now:
+                out += [f"Now: {_md(stale.now)}", ""]
+            out += [
+                f"- {_md(lang)}, {_md(card or '(no card)')}: {_md(text)}"
+                for card, lang, text in stale.translations
+            ]
+            out.append("")
     if cs.first_seen:
         out += ["## First seen", ""]
         out += [f"- {_cards_md(((c, s),))}: {n} ruling(s)" for c, s, n in cs.first_seen]
@@ -163,5 +174,10 @@ def render_json(cs: Changeset) -> str:
         "counts": {t.value: cs.count(t) for t in ChangeType},
         "groups": groups,
         "first_seen": [{"card": c, "source": s, "rulings": n} for c, s, n in cs.first_seen],
-    }
+        "stale_translations": [
+            {"group": s.group, "change": s.change.value, "original": s.original, "now": s.now,
+             "translations": [{"card": c, "lang": la, "text": t} for c, la, t in s.translations]}
+            for s in cs.stale
+        ],
+    }  # fmt: skip
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"

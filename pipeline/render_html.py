@@ -88,6 +88,7 @@ def render_html(cs: Changeset) -> str:
         '</form><p id="shown"></p><main>',
         *(_article(g) for g in cs.groups),
         "</main>",
+        _stale(cs),
         _first_seen(cs),
         f"<script>{_SCRIPT}</script></body></html>",
     ]
@@ -187,6 +188,26 @@ def _timeline(cs: Changeset) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_BAR_AREA + 60}" '
         f'height="{_BAR_HEIGHT + 34}" role="img" aria-label="changes per month">'
         f'<text class="axis" x="0" y="18">{top}</text>{"".join(bars)}</svg></section>'
+    )
+
+
+def _stale(cs: Changeset) -> str:
+    if not cs.stale:
+        return ""
+    groups = []
+    for g in cs.stale:
+        items = "".join(
+            f'<li><span class="lang">{escape(lang)}</span> {escape(card or "(no card)")}: '
+            f"{escape(text)}</li>"
+            for card, lang, text in g.translations
+        )
+        now = f"<p>Now: {escape(g.now)}</p>" if g.now else ""
+        groups.append(
+            f'<div class="stale"><h3>{escape(TITLES[g.change])}: {escape(g.original)}</h3>{now}'
+            f"<ul>{items}</ul></div>"
+        )
+    return (
+        '<section id="stale"><h2>Translations now out of date</h2>' + "".join(groups) + "</section>"
     )
 
 

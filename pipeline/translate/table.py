@@ -153,25 +153,36 @@ def update_translations(
     old: pa.Table,
     rulings: pa.Table,
     cards: Any,  # noqa: ANN401 - an Arrow string array
+    run: int,
     lexicon: Lexicon | None = None,
 ) -> pa.Table:
-    """The translations after a run that read CARDS, from the RULINGS after it (`current`).
+    """The translations after RUN, which read CARDS, from the RULINGS after it (`current`).
 
-    The translations of those cards are linked again, among every English ruling (a new
-    English version may be the original of a translation read before it); the others keep
-    their links, and every row's `original_current` follows the rulings' `current`, so a
-    translation whose original this run amended or removed is out of date without being
-    read again. OLD is the table before the run.
+    A translation of those cards is linked (among every English ruling) when it is new, or
+    when its card gained an English ruling in this run (it may be the translation's
+    original, read after it); the others keep their links. Every row's
+    `original_current` follows the rulings' `current`: a translation whose original this
+    run amended or removed is out of date without being read again. OLD is the table
+    before the run.
     """
     lang = rulings["lang"].cast(pa.string())
+    card = rulings["card"].cast(pa.string())
+    english = pc.equal(lang, pa.scalar(ENGLISH))
     foreign = pc.invert(pc.is_in(lang, value_set=pa.array(sorted(NOT_TRANSLATIONS))))
-    touched = pc.and_(foreign, pc.is_in(rulings["card"].cast(pa.string()), value_set=cards))
-    kept = old.filter(pc.invert(pc.is_in(old["card"], value_set=cards)))
-    tables = [kept.cast(TRANSLATIONS)]
-    if pc.any(touched).as_py():
-        english = pc.equal(lang, pa.scalar(ENGLISH))
-        tables.append(translations_table(rulings.filter(pc.or_(english, touched)), lexicon))
-    table = pa.concat_tables(tables)
+    new_english = pc.and_(english, pc.equal(rulings["first_run"], pa.scalar(run, pa.int64())))
+    gained = pc.unique(card.filter(new_english))
+    pairs = pa.Table.from_arrays([rulings["text_hash"].cast(pa.string()), card], ["h", "c"])
+    known = pa.Table.from_arrays([old["text_hash"], old["card"]], ["h", "c"])
+    ruling_pairs, old_pairs = codes([pairs, known], ["h", "c"])
+    fresh = pc.invert(pc.is_in(ruling_pairs, value_set=old_pairs))
+    relink = pc.and_(
+        pc.and_(foreign, pc.is_in(card, value_set=cards)),
+        pc.or_(fresh, pc.is_in(card, value_set=gained)),
+    )
+    tables = [old.filter(pc.invert(pc.is_in(old_pairs, value_set=ruling_pairs.filter(relink))))]
+    if pc.any(relink).as_py():
+        tables.append(translations_table(rulings.filter(pc.or_(english, relink)), lexicon))
+    table = pa.concat_tables([TRANSLATIONS.empty_table(), *(t.cast(TRANSLATIONS) for t in tables)])
     [order] = codes([table], ["card", "lang", "text_hash"])
     return with_original_current(table.take(pc.sort_indices(order)), rulings)
 
