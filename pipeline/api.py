@@ -95,6 +95,18 @@ class Dataset:
             table = table.filter(pc.field("rule_change"))
         return _frame(table)
 
+    def translations(self, *, card: str | None = None, stale_only: bool = False) -> pd.DataFrame:
+        """Each non-English ruling beside the English one it translates (null when unsure).
+
+        STALE_ONLY keeps the translations whose original is no longer current.
+        """
+        table = self._table("translations")
+        if card is not None:
+            table = table.filter(pc.field("card") == card)
+        if stale_only:
+            table = table.filter(pc.field("original_current") == False)  # noqa: E712 - Arrow
+        return _frame(table)
+
     def history(self, card: str) -> pd.DataFrame:
         """Every version of every ruling of CARD, oldest first, with when it came and went."""
         entries = [asdict(e) for e in load_history(self.path, card, self._version)]

@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import RAW, REALDATA
 
+from pipeline import open_dataset
+from pipeline.dataset import load_changeset
 from pipeline.errors import StoreError
 from pipeline.ingest import ingest
 from pipeline.normalize import text_hash
+from pipeline.render import render_markdown
 from pipeline.translate import EnglishIndex, link, translations_table
 from pipeline.translate.features import ANCHOR, features
 from pipeline.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
 from pipeline.translate.parallel import TEST_SETS, read_pairs
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SPELL_TARGETS = (
     "If the spell requires any targets, those targets are chosen when the spell is finally "
@@ -312,3 +319,46 @@ def test_the_version_a_translation_was_made_from_decides_staleness(
     assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format(expected))
     assert row["original_current"] is (stale == "current")
     assert row["method"] == "card"
+
+
+_KOREAN = (  # seed 001's, which translates the 2013 wording
+    "주문이 목표를 요구한다면, 그 목표들은 그 주문이 추방될 때가 아니라 "
+    "최종적으로 발동될 때 선택된다."
+)
+_TARGETS_2013 = (
+    "If the spell requires any targets, those targets are chosen when the spell is finally "
+    "cast, not when the card is exiled."
+)
+_TARGETS_2024 = (
+    "If the spell requires any targets, those targets are chosen when the spell is finally "
+    "cast, not when it's exiled."
+)
+
+
+def test_an_amended_original_makes_its_translation_stale(tmp_path: Path) -> None:
+    """English amended in a later run: its Korean translation, not read again, is stale."""
+    raw, out = tmp_path / "raw", tmp_path / "out"
+    raw.mkdir()
+    english = raw / "rift-bolt-en.txt"
+    english.write_text(f"Rift Bolt\n\n2013-06-07\n\n{_TARGETS_2013}\n", encoding="utf-8")
+    korean = f"Rift Bolt\n\n2013-06-07\n\n{_KOREAN}\n"
+    (raw / "rift-bolt-ko.txt").write_text(korean, encoding="utf-8")
+    ingest([raw], out=out)
+    [before] = open_dataset(out).translations(card="Rift Bolt").to_dict("records")
+    assert before["lang"] == "ko"
+    assert before["original_current"]
+    english.write_text(f"Rift Bolt\n\n2024-02-02\n\n{_TARGETS_2024}\n", encoding="utf-8")
+    ingest([raw], out=out)
+    dataset = open_dataset(out)
+    [after] = dataset.translations(card="Rift Bolt").to_dict("records")
+    assert after["original_text_hash"] == before["original_text_hash"]
+    assert not after["original_current"]
+    assert len(dataset.translations(stale_only=True)) == 1
+    changelog = render_markdown(load_changeset(out))
+    assert "## Translations now out of date" in changelog
+    assert f"- ko, Rift Bolt: {_KOREAN}" in changelog
+    assert f"Now: {_TARGETS_2024}" in changelog
+    history = dataset.history("Rift Bolt").to_dict("records")
+    [line] = [h for h in history if h["translates"]]
+    assert line["translates"] == _TARGETS_2013
+    assert line["translates_fate"].startswith("amended (")
