@@ -31,8 +31,10 @@ format: $(STAMP)
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
+# make bench BENCH=--quick: every size a tenth, one run per figure, five days (about a minute).
+BENCH ?=
 bench: $(STAMP)
-	$(PY) benchmarks/bench.py
+	$(PY) benchmarks/bench.py $(BENCH)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage .hypothesis
