@@ -24,11 +24,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from corpus import generate, mtgjson_set, scryfall_bulk
 from measure import INGEST, Figures, disk_bytes, profile_child, run_child
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 AMENDED, ADDED, REMOVED = 0.002, 0.001, 0.0002  # shares of the rulings changed each day
 # What a daily job keeps on disk: the version in force and the one before (see above).
@@ -92,33 +96,33 @@ def _slope(values: list[float]) -> float:
     return sum((x - mean_x) * (y - mean_y) for x, y in enumerate(values)) / spread
 
 
-def run_days(work: Path, days: int, rulings: int) -> list[Day]:
+def run_days(work: Path, days: int, rulings: int) -> Iterator[Day]:
     """Ingest a bulk file on day 0, then an amended copy of it on each of DAYS days."""
     bulk, out = work / "raw-daily" / "rulings.json", work / "out-daily"
     shutil.rmtree(out, ignore_errors=True)
     scryfall_bulk(bulk, rulings)
     items = json.loads(bulk.read_text(encoding="utf-8"))
     body = INGEST.format(raw=str(bulk.parent), out=str(out))
-    history: list[Day] = []
     for day in range(days + 1):
         if day:
             amend(items, day)
             bulk.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
         figures = run_child(body, env=DAILY_ENV)
-        history.append(Day(day, figures, disk_bytes(out), _changes(out, day + 1)))
-    return history
+        yield Day(day, figures, disk_bytes(out), _changes(out, day + 1))
 
 
-def report_days(history: list[Day]) -> None:
-    """Print the table of days, the slopes and the targets."""
+def report_days(days: Iterable[Day]) -> None:
+    """Print the table of DAYS as they come, then the slopes and the targets."""
     print("day  time (s)  RSS main / workers (MiB)  dataset (MiB)  growth (MiB)  changes")
     before = None
-    for d in history:
+    history: list[Day] = []
+    for d in days:
+        history.append(d)
         growth = "" if before is None else f"{(d.size - before) / MIB:+.2f}"
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(d.changes.items()))
         f = d.figures
         print(f"{d.day:>3}  {f.seconds:>8.2f}  {f.own_mb:>11.0f} / {f.workers_mb:<11.0f}"
-              f"  {d.size / MIB:>13.1f}  {growth:>12}  {kinds}")  # fmt: skip
+              f"  {d.size / MIB:>13.1f}  {growth:>12}  {kinds}", flush=True)  # fmt: skip
         before = d.size
     daily = history[1:]  # day 0 is a first ingest, not a daily run
     if not daily:
