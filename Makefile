@@ -31,7 +31,8 @@ format: $(STAMP)
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
-# make bench BENCH=--quick: every size a tenth, one run per figure, five days (about a minute).
+# make bench BENCH=--quick: every size a tenth, one run per figure, five days (about a minute);
+# BENCH="--days 30" runs the daily-job scenario for a month.
 BENCH ?=
 bench: $(STAMP)
 	$(PY) benchmarks/bench.py $(BENCH)
