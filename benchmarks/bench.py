@@ -58,8 +58,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="runs per figure (median)")
     parser.add_argument("--bulk", type=int, default=120_000, help="rulings in one bulk file")
     parser.add_argument("--naive-sample", type=int, default=2_000)
-    # Ten days keep make bench near 8 minutes while a daily run of the 120k bulk file costs
-    # 20-30 s on this machine; issue 18's month is `make bench BENCH="--days 30"`.
+    # Ten days, while a daily run of the 120k bulk file costs about 6x the first ingest (as
+    # measured on issue 18's store); issue 18's month is `make bench BENCH="--days 30"`.
     parser.add_argument("--days", type=int, default=10, help="days of the daily-job scenario")
     parser.add_argument(
         "--quick", action="store_true", help="a tenth of every size, one run, five days"
