@@ -31,8 +31,11 @@ format: $(STAMP)
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
+# make bench BENCH=--quick: every size a tenth, one run per figure, five days (about a minute);
+# BENCH="--days 30" runs the daily-job scenario for a month.
+BENCH ?=
 bench: $(STAMP)
-	$(PY) benchmarks/bench.py
+	$(PY) benchmarks/bench.py $(BENCH)
 
 # Rebuilds pipeline/translate/lexicon.json.gz from ../shared/realdata's MTGJSON set files.
 lexicon: $(STAMP)

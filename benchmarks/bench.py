@@ -8,37 +8,18 @@ nothing: these machines are noisy, so figures are read, not tested.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from corpus import generate, scryfall_bulk
+from daily import report_days, report_small, run_days, small_run
 from langeval import MTGJSON, labelled_set, set_names, write_dumps
+from measure import INGEST, measure
 
-HERE = Path(__file__).resolve().parent
-# Run inside a child process: prints {"seconds": …, "rss_mb": …} of what it timed.
-_CHILD = """
-import json, resource, sys, time
-from pathlib import Path
-sys.path.insert(0, {here!r})
-{setup}
-start = time.perf_counter()
-{body}
-seconds = time.perf_counter() - start
-rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-print(json.dumps({{"seconds": seconds, "rss_mb": rss}}))
-"""
-# Imports are made before the clock starts: the figures are the pipeline's work. pandas is
-# among them: pyarrow imports it (0.2 s) the first time it converts a Python list.
-_SETUP = "import pandas\nfrom pipeline import ingest, dataset, render, read, models"
-_INGEST = "ingest([Path({raw!r})], out=Path({out!r}))"
 _FLOOR = """
 from pipeline import read
 from pipeline.models import SourceHints
@@ -66,22 +47,6 @@ render_json(cs)
 """
 
 
-def measure(body: str, runs: int, prepare: str | None = None) -> tuple[float, float]:
-    """Median seconds and the largest peak RSS (MiB) of BODY over RUNS fresh processes."""
-    seconds, rss = [], []
-    for _ in range(runs):
-        if prepare is not None:
-            shutil.rmtree(prepare, ignore_errors=True)
-        code = _CHILD.format(here=str(HERE.parent), setup=_SETUP, body=body)
-        done = subprocess.run(  # noqa: S603 - our own interpreter and script
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        figures = json.loads(done.stdout.strip().splitlines()[-1])
-        seconds.append(figures["seconds"])
-        rss.append(figures["rss_mb"])
-    return statistics.median(seconds), max(rss)
-
-
 def _rate(rulings: int, seconds: float) -> str:
     return f"{seconds:.2f} s, {rulings / seconds:,.0f} rulings/s"
 
@@ -91,21 +56,36 @@ def _real_languages(work: Path, runs: int) -> tuple[str, str]:
     texts, raw, out = labelled_set(set_names("all")), work / "raw-languages", work / "out-languages"
     if not raw.exists():
         write_dumps(texts, raw)
-    seconds, rss = measure(_INGEST.format(raw=str(raw), out=str(out)), runs, prepare=str(out))
+    seconds, rss = measure(INGEST.format(raw=str(raw), out=str(out)), runs, prepare=str(out))
     figure = f"{seconds:.2f} s, {len(texts) / seconds:,.0f} texts/s, peak RSS {rss:.0f} MiB"
     return f"{len(texts):,} real texts in 10 languages, all new", figure
 
 
-def main() -> None:
-    """Build the corpora, run every scenario, print the figures."""
+def _arguments() -> argparse.Namespace:
+    """The command line's options; --quick makes every size smaller."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rulings", type=int, default=150_000, help="first-ingest corpus size")
     parser.add_argument("--large", type=int, default=1_000_000, help="large corpus size")
     parser.add_argument("--runs", type=int, default=3, help="runs per figure (median)")
     parser.add_argument("--bulk", type=int, default=120_000, help="rulings in one bulk file")
     parser.add_argument("--naive-sample", type=int, default=2_000)
+    # Ten days, while a daily run of the 120k bulk file costs about 6x the first ingest (as
+    # measured on issue 18's store); issue 18's month is `make bench BENCH="--days 30"`.
+    parser.add_argument("--days", type=int, default=10, help="days of the daily-job scenario")
+    parser.add_argument(
+        "--quick", action="store_true", help="a tenth of every size, one run, five days"
+    )
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
+    if args.quick:
+        args.rulings, args.large, args.bulk = args.rulings // 10, args.large // 10, args.bulk // 10
+        args.runs, args.days = 1, min(args.days, 5)
+    return args
+
+
+def main() -> None:
+    """Build the corpora, run every scenario, print the figures."""
+    args = _arguments()
     work = args.work or Path(tempfile.mkdtemp(prefix="rulings-bench-"))
     raw, big, out, big_out = work / "raw", work / "raw-large", work / "out", work / "out-large"
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
@@ -117,7 +97,7 @@ def main() -> None:
     print(f"corpora: {files} files / {args.rulings} rulings; {large_files} files / {args.large}"
           f" rulings (written in {time.perf_counter() - started:.0f} s)")  # fmt: skip
     rows: list[tuple[str, str]] = []
-    ingest_small = _INGEST.format(raw=str(raw), out=str(out))
+    ingest_small = INGEST.format(raw=str(raw), out=str(out))
     first, first_rss = measure(ingest_small, args.runs, prepare=str(out))
     rows.append(("first ingest", f"{_rate(args.rulings, first)}, peak RSS {first_rss:.0f} MiB"))
     again, again_rss = measure(ingest_small, args.runs)
@@ -125,12 +105,12 @@ def main() -> None:
     rows.append(("unchanged re-ingest", f"{again:.2f} s = {share}, peak RSS {again_rss:.0f} MiB"))
     floor, _ = measure(_FLOOR.format(raw=str(raw)), args.runs)
     rows.append(("floor: read+decode+hash", _rate(args.rulings, floor)))
-    naive_code = _NAIVE.format(sightings=str(out / "sightings.parquet"), sample=args.naive_sample)
+    naive_code = _NAIVE.format(sightings=str(out / "sightings"), sample=args.naive_sample)
     naive, _ = measure(naive_code, args.runs)
     speedup = (args.rulings / first) / (args.naive_sample / naive)
     naive_figure = f"{_rate(args.naive_sample, naive)}; first ingest is {speedup:.0f}x faster"
     rows.append(("naive: langdetect per ruling", naive_figure))
-    ingest_large = _INGEST.format(raw=str(big), out=str(big_out))
+    ingest_large = INGEST.format(raw=str(big), out=str(big_out))
     large, large_rss = measure(ingest_large, args.runs, prepare=str(big_out))
     rows.append(("large ingest", f"{_rate(args.large, large)}, peak RSS {large_rss:.0f} MiB"))
     log, log_rss = measure(_CHANGELOG.format(out=str(big_out)), args.runs)
@@ -140,18 +120,28 @@ def main() -> None:
         scryfall_bulk(bulk, args.bulk)
     size = bulk.stat().st_size / 2**20
     streamed, streamed_rss = measure(
-        _INGEST.format(raw=str(bulk.parent), out=str(bulk_out)), args.runs, prepare=str(bulk_out)
+        INGEST.format(raw=str(bulk.parent), out=str(bulk_out)), args.runs, prepare=str(bulk_out)
     )
     rows.append((f"one bulk file ({size:.0f} MiB)",
                  f"{_rate(args.bulk, streamed)}, peak RSS {streamed_rss:.0f} MiB"))  # fmt: skip
-    if MTGJSON.is_dir():
+    if MTGJSON.is_dir():  # ../shared/realdata beside the checkout
         rows.append(_real_languages(work, args.runs))
     width = max(len(name) for name, _ in rows)
     print(f"medians of {args.runs} runs:")
     for name, figure in rows:
         print(f"  {name:<{width}}  {figure}")
+    _incremental(work, big_out, args)
+    print(f"make bench: {time.perf_counter() - started:.0f} s in all")
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _incremental(work: Path, big_out: Path, args: argparse.Namespace) -> None:
+    """Issue 18's figures: a small run on the large dataset, and the daily-job scenario."""
+    print(f"small run on the large dataset ({args.large:,} rulings):")
+    report_small(small_run(big_out, work), args.large)
+    print(f"daily job: one {args.bulk:,}-ruling bulk file, amended, over {args.days} days:")
+    report_days(run_days(work, args.days, args.bulk))
 
 
 if __name__ == "__main__":

@@ -212,8 +212,11 @@ def generate(out: Path, rulings: int, seed: int = 1) -> int:
     return files
 
 
-def scryfall_bulk(out: Path, rulings: int, seed: int = 3) -> None:
-    """Write one Scryfall bulk rulings array of RULINGS rulings (a single large file)."""
+def scryfall_bulk(out: Path, rulings: int, seed: int = 3, prefix: str = "oracle") -> None:
+    """Write one Scryfall bulk rulings array of RULINGS rulings (a single large file).
+
+    Seven rulings a card; the cards' oracle ids are PREFIX-0, PREFIX-1 and so on.
+    """
     rng = random.Random(seed)
     texts = _texts(rng, max(200, rulings // 40))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -221,10 +224,22 @@ def scryfall_bulk(out: Path, rulings: int, seed: int = 3) -> None:
         handle.write("[")
         for n in range(rulings):
             date, text = _rulings(rng, texts, 1)[0]
-            item = {"object": "ruling", "oracle_id": f"oracle-{n // 7}", "source": "wotc",
+            item = {"object": "ruling", "oracle_id": f"{prefix}-{n // 7}", "source": "wotc",
                     "published_at": date.isoformat(), "comment": text}  # fmt: skip
             handle.write(("," if n else "") + json.dumps(item, ensure_ascii=False))
         handle.write("]")
+
+
+def mtgjson_set(out: Path, rulings: int, seed: int = 4, prefix: str = "New") -> None:
+    """Write one MTGJSON set file of RULINGS rulings, ten a card, on cards named PREFIX N."""
+    rng = random.Random(seed)
+    texts = _texts(rng, max(200, rulings // 40))
+    cards = [
+        (f"{prefix} {n}", _rulings(rng, texts, min(10, rulings - 10 * n)))
+        for n in range((rulings + 9) // 10)
+    ]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(_mtgjson(cards), encoding="utf-8")
 
 
 def main() -> None:
