@@ -98,6 +98,14 @@ def cli() -> None:
     is_flag=True,
     help="Hash every file read before, even when its size and modification time are unchanged.",
 )
+@click.option(
+    "--no-translations",
+    "no_translations",
+    is_flag=True,
+    help="Link no new translation to its English original this run (existing links are kept "
+    "and still marked stale when their original changes); a later run that reads their card "
+    "links them.",
+)
 def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     paths: tuple[Path, ...],
     out: Path,
@@ -110,6 +118,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     executor: str,
     scheduler: str | None,
     rehash: bool,  # noqa: FBT001 - click passes flags positionally
+    no_translations: bool,  # noqa: FBT001 - click passes flags positionally
 ) -> None:
     """Ingest raw dumps (files or folders; default raw/) into the dataset as one run.
 
@@ -131,6 +140,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             executor_name=executor,
             scheduler=scheduler,
             rehash=rehash,
+            link_translations=not no_translations,
             isolate=True,  # a hostile file must cost its worker, never this process
         )
     except PipelineError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -82,6 +82,7 @@ def ingest(
     executor_name: str = "local",
     scheduler: str | None = None,
     rehash: bool = False,
+    link_translations: bool = True,
     limits: Limits | None = None,
     isolate: bool = False,
 ) -> IngestReport:
@@ -92,6 +93,8 @@ def ingest(
     per-file stage runs on WORKERS processes (default: the cores), or on a Dask cluster
     with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none). REHASH
     hashes every file stored before, even when its size and modification time are unchanged.
+    LINK_TRANSLATIONS False leaves new translations unlinked (a later run that reads their
+    card links them).
     LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
     reads even a single batch in a worker process, within the per-file budgets.
     """
@@ -146,7 +149,7 @@ def ingest(
             new, merged, fold_warnings = _fold(read_now, rulings, catalog)
             forget()  # the workers' languages are in `new` now
             new_keys = merged.num_rows - rulings.num_rows
-            written, parts, late_warnings = _history(out, new, merged, run)
+            written, parts, late_warnings = _history(out, new, merged, run, link_translations)
             fold_warnings += late_warnings
         else:  # unchanged files need nothing more: no dataset table is read or rewritten
             new, fold_warnings, new_keys, written, parts = None, [], 0, {}, {}
@@ -176,7 +179,11 @@ def ingest(
 
 
 def _history(
-    out: Path, new: pa.Table, merged: pa.Table, run: int
+    out: Path,
+    new: pa.Table,
+    merged: pa.Table,
+    run: int,
+    link_translations: bool,  # noqa: FBT001
 ) -> tuple[dict[str, pa.Table], dict[tuple[str, int], pa.Table], list[str]]:
     """What the run's sightings NEW change: rewritten tables, new parts, warnings."""
     if not new.num_rows:
@@ -184,7 +191,10 @@ def _history(
     stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
     changes, state, late = run_history(store.read_table(out, "state"), stored, run)
     rulings = with_current(merged, state)
-    cards = pc.unique(stored["card"].cast(pa.string()))
+    # The cards whose translations are linked: those read, unless linking is put off.
+    cards: Any = pc.unique(stored["card"].cast(pa.string()))
+    if not link_translations:
+        cards = pa.array([], pa.string())
     translations = update_translations(store.read_table(out, "translations"), rulings, cards, run)
     tables = {"state": state, "rulings": rulings, "translations": translations}
     parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}
