@@ -136,8 +136,13 @@ class Dataset:
                     f"read_parquet({pattern}, hive_partitioning = true, "
                     f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run}"
                 )
-            else:
-                source = f"read_parquet({_quoted(version.base / f'{name}.parquet')})"
+            else:  # one file, whatever version wrote it: its own columns
+                if not (version.base / f"{name}.parquet").exists():  # older than the table
+                    connection.from_arrow(TABLES[name].empty_table()).create_view(name)
+                    continue
+                path = _quoted(version.base / f"{name}.parquet")
+                connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
+                continue
             # Names are our tables' and columns', paths are quoted: no injection.
             connection.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")  # noqa: S608
         return connection
