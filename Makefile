@@ -1,8 +1,12 @@
-# Two commands on a fresh machine: `make run` and `make test`. Each builds .venv first.
+# Two commands on a fresh machine: `make run` and `make test`. Each builds .venv first:
+# `make run` with the runtime and analysis dependencies only, `make test` (and `make lint`,
+# `make format`, `make bench`) adds the development tools on top.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 RAW ?= raw
 OUT ?= normalized
 
@@ -10,8 +14,13 @@ OUT ?= normalized
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PIP) -e '.[analysis]'
 	touch $(STAMP)
+
+# Rebuilt whenever the runtime stamp is, so a changed pyproject.toml reaches both.
+$(DEV_STAMP): $(STAMP)
+	$(PIP) -e '.[analysis,dev]'
+	touch $(DEV_STAMP)
 
 # The changelog follows the summary whenever the run stored something (exit 0 or 3).
 run: $(STAMP)
@@ -19,7 +28,7 @@ run: $(STAMP)
 	if [ $$rc -eq 0 ] || [ $$rc -eq 3 ]; then echo; $(PY) -m pipeline changelog --out $(OUT); fi; \
 	exit $$rc
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
@@ -27,14 +36,14 @@ lint: $(STAMP)
 test: lint
 	$(PY) -m pytest --cov --cov-report=term
 
-format: $(STAMP)
+format: $(DEV_STAMP)
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
 # make bench BENCH=--quick: every size a tenth, one run per figure, five days (about a minute);
 # BENCH="--days 30" runs the daily-job scenario for a month.
 BENCH ?=
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) benchmarks/bench.py $(BENCH)
 
 # Rebuilds pipeline/translate/lexicon.json.gz from ../shared/realdata's MTGJSON set files.

@@ -1,10 +1,11 @@
-"""The example notebook runs top to bottom against a dataset the test builds."""
+"""The example notebook runs top to bottom on a first run's dataset and on one with history."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 import pytest
@@ -17,6 +18,43 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NOTEBOOK = ROOT / "examples" / "analysis.ipynb"
+SEED_2023 = RAW / "003_4e428d287bba6602.txt"
+SEED_2024 = RAW / "000_3c6244a5804b91f0.txt"
+# The sentences of the sections that have nothing to show after a single run.
+NOTHING_YET = ("No amended rulings yet", "No changes yet beyond first sightings")
+
+
+def _ingest(out: Path, versions: list[tuple[Path, str]]) -> None:
+    """Ingest each (seed, fetched_at day) as one run of the same dump of The Tenth Doctor."""
+    raw = out.parent / "raw"
+    raw.mkdir(exist_ok=True)
+    for seed, day in versions:
+        manifest = f"path,card,fetched_at\ndump.txt,The Tenth Doctor,{day}\n"
+        (raw / "manifest.csv").write_text(manifest, encoding="utf-8")
+        shutil.copy(seed, raw / "dump.txt")
+        ingest([raw], out=out)
+
+
+def _execute(dataset: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Run the notebook on DATASET and return the outputs of its code cells, in order."""
+    monkeypatch.setenv("RULINGS_DATASET", str(dataset))
+    notebook = nbformat.read(NOTEBOOK, as_version=4)  # type: ignore[no-untyped-call]
+    client = NotebookClient(notebook, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(NOTEBOOK.parent)}})  # fmt: skip
+    client.execute(env={**os.environ})
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    return outputs
+
+
+def _tables(outputs: list[Any]) -> str:
+    """The plain-text form of every table and figure the notebook displayed."""
+    return "\n\n".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
+
+
+def _printed(outputs: list[Any]) -> str:
+    """Everything the notebook printed."""
+    return "".join(o.text for o in outputs if o.output_type == "stream")
 
 
 def test_notebook_is_committed_without_outputs() -> None:
@@ -28,27 +66,33 @@ def test_notebook_is_committed_without_outputs() -> None:
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-def test_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every cell runs without error; the chart and the three query results are produced."""
-    raw, out = tmp_path / "raw", tmp_path / "normalized"
-    raw.mkdir()
-    (raw / "manifest.csv").write_text("path,card\ndump.txt,The Tenth Doctor\n", encoding="utf-8")
-    shutil.copy(RAW / "003_4e428d287bba6602.txt", raw / "dump.txt")
-    ingest([raw], out=out)
-    shutil.copy(RAW / "000_3c6244a5804b91f0.txt", raw / "dump.txt")
-    shutil.copy(RAW / "001_ca7dd0badab20c1e.txt", raw / "rift-bolt.txt")
-    ingest([raw], out=out)
-    monkeypatch.setenv("RULINGS_DATASET", str(out))
-    notebook = nbformat.read(NOTEBOOK, as_version=4)  # type: ignore[no-untyped-call]
-    client = NotebookClient(notebook, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(NOTEBOOK.parent)}})  # fmt: skip
-    client.execute(env={**os.environ})
-    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
-    texts = "\n".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
-    assert "The Tenth Doctor" in texts
-    assert "Suspend is a keyword" in texts  # the most re-worded rulings
-    assert "2024-02" in texts  # changes per month
-    assert "rulings" in texts  # the DuckDB result
-    assert "source" in texts  # the Polars result
+def test_notebook_on_a_first_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After one run the tables show, and the sections about changes say there are none yet."""
+    out = tmp_path / "normalized"
+    _ingest(out, [(SEED_2023, "2023-10-20")])
+    outputs = _execute(out, monkeypatch)
+    printed = _printed(outputs)
+    assert all(sentence in printed for sentence in NOTHING_YET)
+    assert "The Tenth Doctor" in _tables(outputs)  # today's rulings per card
+    assert not any("image/png" in o.get("data", {}) for o in outputs)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_notebook_on_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With history: amendments, a chart of changes by as-of month with empty months, queries."""
+    out = tmp_path / "normalized"
+    # The dump fetched in October 2023, February 2024, then in May 2024 back as it was.
+    _ingest(out, [(SEED_2023, "2023-10-20"), (SEED_2024, "2024-02-10"), (SEED_2023, "2024-05-15")])
+    outputs = _execute(out, monkeypatch)
+    assert not any(sentence in _printed(outputs) for sentence in NOTHING_YET)
+    tables = _tables(outputs)
+    assert "Suspend is a keyword" in tables  # the most re-worded rulings
+    assert "rulings" in tables  # the DuckDB result
+    assert "source" in tables  # the Polars result
     assert any("image/png" in o.get("data", {}) for o in outputs)
+    per_month = next(t for t in tables.split("\n\n") if t.startswith("change "))
+    # Changes sit at the as-of month of the run that showed them (removals of 2023-10 rulings
+    # included), and the months between runs are there with zeros.
+    months = re.findall(r"^(\d{4}-\d{2}) ", per_month, flags=re.MULTILINE)
+    assert months == ["2024-02", "2024-03", "2024-04", "2024-05"]
+    assert re.search(r"^2024-03(\s+0)+$", per_month, flags=re.MULTILINE)
