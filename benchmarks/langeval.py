@@ -200,7 +200,7 @@ def end_to_end(items: list[Labelled], workers: int | None) -> None:
         raw, out = Path(scratch) / "raw", Path(scratch) / "out"
         files = write_dumps(items, raw)
         start = time.perf_counter()
-        ingest([raw], out=out, workers=workers)
+        ingest([raw], out=out, workers=workers, link_translations=False)
         seconds = time.perf_counter() - start
         rulings = pq.read_table(out / "rulings.parquet", columns=["text", "lang"])
     stored = dict(zip(rulings["text"].to_pylist(), rulings["lang"].to_pylist(), strict=True))
