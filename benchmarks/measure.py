@@ -103,9 +103,8 @@ def _environment(extra: dict[str, str] | None) -> dict[str, str]:
     return {**os.environ, **(extra or {})}
 
 
-def run_child(body: str, env: dict[str, str] | None = None) -> Figures:
-    """Run BODY once in a fresh process (ENV added to its environment) and return its figures."""
-    code = _CHILD.format(root=str(HERE.parent), setup=SETUP, body=body)
+def _run(code: str, env: dict[str, str] | None, what: str) -> str:
+    """Run CODE in a fresh interpreter (ENV added to its environment); its standard output."""
     done = subprocess.run(  # noqa: S603 - our own interpreter and script
         [sys.executable, "-c", code],
         capture_output=True,
@@ -114,9 +113,15 @@ def run_child(body: str, env: dict[str, str] | None = None) -> Figures:
         env=_environment(env),
     )
     if done.returncode != 0:
-        msg = f"the measured child failed (exit {done.returncode}):\n{done.stderr[-3000:]}"
+        msg = f"the {what} child failed (exit {done.returncode}):\n{done.stderr[-3000:]}"
         raise RuntimeError(msg)
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return done.stdout
+
+
+def run_child(body: str, env: dict[str, str] | None = None) -> Figures:
+    """Run BODY once in a fresh process (ENV added to its environment) and return its figures."""
+    code = _CHILD.format(root=str(HERE.parent), setup=SETUP, body=body)
+    figures = json.loads(_run(code, env, "measured").strip().splitlines()[-1])
     return Figures(figures["seconds"], figures["own_mb"], figures["workers_mb"])
 
 
@@ -138,17 +143,7 @@ def measure(body: str, runs: int, prepare: str | None = None) -> tuple[float, fl
 def profile_child(body: str, env: dict[str, str] | None = None, top: int = 15) -> str:
     """Run BODY once under cProfile in a fresh process; its TOP cumulative entries and RSS peaks."""
     code = _PROFILED.format(root=str(HERE.parent), setup=SETUP, body=body, top=top)
-    done = subprocess.run(  # noqa: S603 - our own interpreter and script
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=_environment(env),
-    )
-    if done.returncode != 0:
-        msg = f"the profiled child failed (exit {done.returncode}):\n{done.stderr[-3000:]}"
-        raise RuntimeError(msg)
-    return done.stdout
+    return _run(code, env, "profiled")
 
 
 def disk_bytes(folder: Path) -> int:
