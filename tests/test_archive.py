@@ -100,9 +100,13 @@ def test_an_older_version_read_later_is_history(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not RULES.is_dir(), reason="../shared/realdata is not beside this checkout")
-def test_rules_releases_in_one_run_are_four_runs(tmp_path: Path) -> None:
-    """Four Comprehensive Rules releases in one run: the changes and rules of four runs."""
-    releases = sorted(RULES.glob("*.txt"))
+def test_rules_releases_in_one_run_are_runs_in_order(tmp_path: Path) -> None:
+    """Comprehensive Rules releases in one run: the changes and rules of one run each.
+
+    The last two releases, the suspend change between them; all four give the same 4,416
+    changes either way (measured: 79 s in one run, 86 s in four), too slow for every test run.
+    """
+    releases = sorted(RULES.glob("*.txt"))[-2:]
     one = tmp_path / "one"
     one.mkdir()
     for release in reversed(releases):
