@@ -143,9 +143,31 @@ class Dataset:
                 path = _quoted(version.base / f"{name}.parquet")
                 connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
                 continue
+            if name == "sightings":  # texts left out on disk are their ruling's, by its key
+                connection.execute(_sightings_view(pattern, version.last_run))
+                continue
             # Names are our tables' and columns', paths are quoted: no injection.
             connection.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")  # noqa: S608
         return connection
+
+
+def _sightings_view(pattern: str, last_run: int) -> str:
+    """The DuckDB view of the sightings parts, each left-out text taken from its ruling."""
+    columns = ", ".join(
+        "coalesce(s.text, r.text) AS text" if column == "text" else f's."{column}"'
+        for column in TABLES["sightings"].names
+    )
+    same_key = " AND ".join(
+        f"s.{part} IS NOT DISTINCT FROM r.{part}"
+        for part in ("text_hash", "card", "effective_date")
+    )
+    # The path is quoted and the rest is ours: no injection.
+    return (
+        f"CREATE VIEW sightings AS SELECT {columns} FROM read_parquet({pattern}, "  # noqa: S608
+        f"hive_partitioning = true, hive_types = {{'run': BIGINT}}) AS s "
+        f"LEFT JOIN rulings AS r ON {same_key} WHERE s.run <= {last_run} "
+        "ORDER BY s.run, s.source_path, s.position"
+    )
 
 
 def _quoted(path: Path) -> str:

@@ -204,3 +204,14 @@ def test_second_writer_is_refused(dataset: Path, raw_copy: Path) -> None:
     """While one ingest holds the lock, another fails at once with a clear message."""
     with store.writer_lock(dataset), pytest.raises(LockBusyError, match="another ingest"):
         ingest([raw_copy], out=dataset)
+
+
+def test_duckdb_views_give_every_sighting_its_text(dataset: Path) -> None:
+    """The DuckDB view of the sightings puts back the texts the parts leave out."""
+    ds = open_dataset(dataset)
+    relation = ds.duckdb().sql("SELECT text FROM sightings")
+    assert relation is not None
+    texts = [text for (text,) in relation.fetchall()]
+    assert texts == list(ds.sightings()["text"])
+    assert None not in texts
+    assert pq.read_table(dataset / "sightings")["text"].null_count == 75  # left out on disk
