@@ -33,7 +33,8 @@ _STATE_ORDER = ["card", "source", "source_path", "position"]
 def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     """Compare each (card, source) a run read with the last snapshot of it before the run.
 
-    BEFORE holds the sightings of earlier runs, NEW those of the run; the result is the
+    BEFORE holds the last snapshot of each (card, source) (the state; every earlier sighting
+    does as well: the latest run of each snapshot is taken), NEW those of the run; the result is the
     run's rows of changes.parquet. A (card, source) the run did not read is not compared:
     a card absent from a run is not removed. A (card, source) never read before is all
     first sightings, built column-wise without comparing anything.

@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 
 from pipeline import store
 from pipeline.dataset import require_dataset
+from pipeline.merge import strings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,8 +25,10 @@ def dataset_stats(out: Path) -> dict[str, Any]:
     files = version.table("files")
     by_source: Counter[str] = Counter()
     for part in version.parts("sightings"):  # one run at a time: memory stays flat
-        sources = part["source"].cast(pa.string())
-        by_source.update(str(s) for s in sources.to_pylist())
+        sources = pa.Table.from_arrays([part["source"].cast(pa.string())], names=["source"])
+        counted = sources.group_by("source", use_threads=False).aggregate([("source", "count")])
+        pairs = zip(strings(counted["source"]), counted["source_count"].to_pylist(), strict=True)
+        by_source.update({source: int(n or 0) for source, n in pairs})
     last = runs[-1] if runs else None
     current = rulings.filter(pc.field("current"))
     rejected = files.filter(
