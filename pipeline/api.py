@@ -136,11 +136,14 @@ class Dataset:
                     f"read_parquet({pattern}, hive_partitioning = true, "
                     f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run}"
                 )
-            else:  # one file, whatever version wrote it: its own columns
-                if not (version.base / f"{name}.parquet").exists():  # older than the table
+            else:  # one file or a folder of segments, whatever version wrote it: as it is
+                found = store.path_of(version.base, name)
+                if not found.exists():
+                    found = version.base / f"{name}.parquet"  # kept as one file before
+                if not found.exists():  # older than the table
                     connection.from_arrow(TABLES[name].empty_table()).create_view(name)
                     continue
-                path = _quoted(version.base / f"{name}.parquet")
+                path = _quoted(found / "*.parquet" if found.is_dir() else found)
                 connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
                 continue
             if name == "sightings":  # texts left out on disk are their ruling's, by its key

@@ -1,9 +1,10 @@
 """Crash-safe commits: every table of a run appears at once, or none does.
 
 The rewritten tables (store.VERSIONED) of each version live in `.versions/NNNNNN/`; a
-symbolic link `.current` names the version in force, and each `NAME.parquet` is a link to
-`.current/NAME.parquet`. A commit builds the next version beside the current one (tables it
-does not rewrite are hard links to the current files) with the run's parts of the
+symbolic link `.current` names the version in force, and each `NAME.parquet` (or `NAME/`
+for the segmented `rulings` and `state`) is a link to `.current/NAME.parquet` (`.current/NAME`).
+A commit builds the next version beside the current one (tables and segments it does not
+rewrite are hard links to the current files) with the run's parts of the
 append-only tables staged inside it, moves each part to its final place
 (`sightings/run=42/part-0.parquet`, one rename each), then switches `.current` with one
 atomic rename: the commit point. A crash before the switch leaves the previous version in
@@ -30,6 +31,7 @@ from pipeline.schema import (
     ENCODED_IN_MEMORY,
     PARTITION_KEY,
     PARTITIONED,
+    SEGMENTED,
     TABLES,
     in_memory,
     on_disk,
@@ -42,6 +44,8 @@ from pipeline.store import (
     legacy,
     part_path,
     part_runs,
+    segment_ids,
+    segment_path,
 )
 
 if TYPE_CHECKING:
@@ -62,13 +66,18 @@ def commit(
     out: Path,
     tables: Mapping[str, pa.Table],
     parts: Mapping[tuple[str, int], pa.Table] | None = None,
+    segments: Mapping[str, Mapping[int, pa.Table | None]] | None = None,
 ) -> None:
     """Make TABLES (and the other tables as they are) and PARTS the next version, at once.
 
-    TABLES maps rewritten tables to their new contents; PARTS maps (table, run) to the
-    rows of a new part of an append-only table.
+    TABLES maps rewritten one-file tables to their new contents; PARTS maps (table, run) to
+    the rows of a new part of an append-only table; SEGMENTS maps a segmented table to its
+    rewritten segments (None: the segment goes), the others staying as they are.
     """
-    parts = parts or {}
+    parts, segments = parts or {}, segments or {}
+    if set(tables) & set(SEGMENTED):
+        msg = f"commit() takes {', '.join(SEGMENTED)} as segments (segments.split)"
+        raise ValueError(msg)
     try:
         current = _initialise(out)
         number = int(current.name) + 1
@@ -78,7 +87,9 @@ def commit(
         for name in sorted(VERSIONED):
             _checkpoint()
             target = staging / f"{name}.parquet"
-            if name in tables:
+            if name in SEGMENTED:
+                _stage_segments(current, staging, name, segments.get(name, {}))
+            elif name in tables:
                 _write_durable(target, tables[name], name)
             else:
                 _link_or_copy(current / f"{name}.parquet", target)
@@ -99,6 +110,33 @@ def commit(
     except OSError as exc:
         msg = f"{out}: cannot write the dataset ({exc}); the version before this run stays in force"
         raise StoreError(msg) from exc
+
+
+def _stage_segments(
+    current: Path, staging: Path, name: str, rewritten: Mapping[int, pa.Table | None]
+) -> None:
+    """Stage segmented table NAME: REWRITTEN segments written, the others linked.
+
+    A table left without segments gets one empty segment, 0, so readers always find a
+    file; it goes once the table has rows.
+    """
+    (staging / name).mkdir()
+    written = {seg: table for seg, table in rewritten.items() if table is not None}
+    kept = [seg for seg in segment_ids(current, name) if seg not in rewritten]
+    if (
+        written
+        and 0 in kept
+        and not pq.ParquetFile(segment_path(current, name, 0)).metadata.num_rows
+    ):
+        kept.remove(0)
+    for seg in kept:
+        _link_or_copy(segment_path(current, name, seg), segment_path(staging, name, seg))
+    if not kept and not written:
+        written = {0: in_memory(name).empty_table()}
+    for seg, table in sorted(written.items()):
+        _checkpoint()
+        _write_durable(segment_path(staging, name, seg), table, name)
+    _fsync(staging / name)
 
 
 def _staged(name: str, run: int) -> str:
@@ -130,9 +168,14 @@ def recover(out: Path) -> None:
     in_force = (out / CURRENT).resolve()
     for name in TABLES:
         if (in_force / f"{name}.parquet").is_file():
-            _ensure_link(out, name)
+            _ensure_link(out, f"{name}.parquet")
         elif (out / f"{name}.parquet").is_symlink():
             (out / f"{name}.parquet").unlink()  # a table the version no longer keeps
+    for name in SEGMENTED:
+        if (in_force / name).is_dir():
+            _ensure_link(out, name)
+        elif (out / name).is_symlink():
+            (out / name).unlink()
     _drop_unknown_parts(out, in_force)
     _retire_versions(versions, in_force.name)
 
@@ -174,7 +217,7 @@ def _initialise(out: Path) -> Path:
         recover(out)
         in_force = current.resolve()
         for name in VERSIONED:  # a version written before the table existed
-            if not (in_force / f"{name}.parquet").exists():
+            if not (in_force / f"{name}.parquet").exists() and not (in_force / name).is_dir():
                 return _adopt(out, in_force)
         return in_force
     return _adopt(out, out)
@@ -193,8 +236,15 @@ def _adopt(out: Path, folder: Path) -> Path:
     for name in TABLES:
         found = folder / f"{name}.parquet"
         target = staging / f"{name}.parquet"
-        if found.is_file():
+        if name in SEGMENTED and (folder / name).is_dir():
+            (staging / name).mkdir()
+            for seg in segment_ids(folder, name):
+                _link_or_copy(segment_path(folder, name, seg).resolve(),
+                              segment_path(staging, name, seg))  # fmt: skip
+        elif found.is_file():
             _link_or_copy(found.resolve(), target)
+        elif name in SEGMENTED:
+            _stage_segments(staging, staging, name, {})
         elif name not in PARTITIONED:
             _write_durable(target, in_memory(name).empty_table(), name)
     _fsync(staging)
@@ -216,13 +266,19 @@ def _switch(out: Path, version: Path) -> None:
     _fsync(out)
 
 
-def _ensure_link(out: Path, name: str) -> None:
-    """Make NAME.parquet the link to `.current/NAME.parquet` (replacing an older plain file)."""
-    final = out / f"{name}.parquet"
-    target = Path(CURRENT) / final.name
+def _ensure_link(out: Path, entry: str) -> None:
+    """Make ENTRY (`NAME.parquet` or `NAME`) the link to `.current/ENTRY`.
+
+    It replaces an older plain file; a plain folder (a copy made without keeping links)
+    is moved aside first, its files being those of a version already adopted.
+    """
+    final = out / entry
+    target = Path(CURRENT) / entry
     if final.is_symlink() and final.readlink() == target:
         return
-    temporary = out / f".{final.name}.link"
+    if final.is_dir() and not final.is_symlink():
+        shutil.rmtree(final)
+    temporary = out / f".{entry}.link"
     temporary.unlink(missing_ok=True)
     temporary.symlink_to(target)
     temporary.replace(final)

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from pipeline.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.keys import codes, first_rows
 from pipeline.merge import KEY, lookup
-from pipeline.schema import CHANGES, STATE, in_memory
+from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -27,7 +27,7 @@ _VERSION_COLUMNS = ["run", "card", "source", "text_hash", "effective_date", "tex
 _CHANGES_ORDER = ["card", "source", "_rank", "_rule", "_date", "_hash"]
 _NULLS_FIRST = frozenset({"_rule", "_date"})
 _HELD = in_memory("changes")
-_STATE_ORDER = ["card", "source", "source_path", "position"]
+_STATE_ORDER, _STATE_NULLS_FIRST = ROW_ORDER["state"]
 
 
 def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
@@ -298,7 +298,7 @@ def state_from_sightings(sightings: pa.Table) -> pa.Table:
 
 
 def _state_order(state: pa.Table) -> pa.Table:
-    [order] = codes([state], _STATE_ORDER, nulls_first=_STATE_ORDER)
+    [order] = codes([state], _STATE_ORDER, nulls_first=_STATE_NULLS_FIRST)
     return state.take(pc.sort_indices(order))
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import commit, executor, read, store
+from pipeline import commit, executor, read, segments, store
 from pipeline.catalog import Catalog, apply_catalog
 from pipeline.errors import InputError
 from pipeline.history import SNAPSHOT, run_history, state_from_sightings, with_current
@@ -29,9 +29,10 @@ from pipeline.merge import (
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.repair import repair
 from pipeline.scan import ScanJob, ScanResult
-from pipeline.schema import FILES, RUNS, in_memory
+from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
+from pipeline.segments import groups
 from pipeline.store import without_ruling_texts
-from pipeline.translate import update_translations
+from pipeline.translate import has_work, update_translations
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -142,17 +143,20 @@ def ingest(
                 remember(batch.languages)
                 scanned.append(pool.encode(batch.sightings))
         if scanned:
-            rulings = store.read_table(out, "rulings")
             as_of = {r.report.source_path: r.report.as_of for r in results.values()
                      if r.report.as_of is not None}  # fmt: skip
             read_now = dated(pool.decode(pa.concat_tables(scanned)), as_of)
-            new, merged, fold_warnings = _fold(read_now, rulings, catalog)
+            named, catalog_warnings = apply_catalog(read_now, catalog)
+            loaded = _Loaded.of(out, named)
+            new, merged, fold_warnings = _fold(named, loaded.rulings)
             forget()  # the workers' languages are in `new` now
-            new_keys = merged.num_rows - rulings.num_rows
-            written, parts, late_warnings = _history(out, new, merged, run, link_translations)
-            fold_warnings += late_warnings
+            new_keys = merged.num_rows - loaded.rulings.num_rows
+            written, parts, rewritten, late_warnings = _history(
+                out, new, merged, loaded, run=run, link_translations=link_translations
+            )
+            fold_warnings += catalog_warnings + late_warnings
         else:  # unchanged files need nothing more: no dataset table is read or rewritten
-            new, fold_warnings, new_keys, written, parts = None, [], 0, {}, {}
+            new, fold_warnings, new_keys, written, parts, rewritten = None, [], 0, {}, {}, {}
         ordered = [results[i] for i in range(len(jobs))]
         reports = [*bad_rows, *(r.report for r in ordered)]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
@@ -174,31 +178,72 @@ def ingest(
             tables["runs"] = pa.concat_tables([runs, _run_row(report, paths)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
-            commit.commit(out, tables, parts)
+            commit.commit(out, tables, parts, rewritten)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """The segments of `rulings` and `state` holding the cards a run read (segments.py)."""
+
+    plan: segments.Plan
+    rulings: pa.Table
+    state: pa.Table
+
+    @staticmethod
+    def of(out: Path, sightings: pa.Table) -> _Loaded:
+        """Load the segments that hold the cards of SIGHTINGS, a run's rows once named."""
+        base = store.pinned(out)
+        chosen = segments.plan(segments.Layout.of(store.read_layout(base)), groups(sightings))
+        tables = [
+            pa.concat_tables(
+                [in_memory(name).empty_table(),
+                 *store.read_segments(base, name, chosen.load).values()]
+            )
+            for name in SEGMENTED
+        ]  # fmt: skip
+        rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
+        return _Loaded(chosen, rulings, state)
 
 
 def _history(
     out: Path,
     new: pa.Table,
     merged: pa.Table,
+    loaded: _Loaded,
+    *,
     run: int,
-    link_translations: bool,  # noqa: FBT001
-) -> tuple[dict[str, pa.Table], dict[tuple[str, int], pa.Table], list[str]]:
-    """What the run's sightings NEW change: rewritten tables, new parts, warnings."""
+    link_translations: bool,
+) -> tuple[
+    dict[str, pa.Table],
+    dict[tuple[str, int], pa.Table],
+    dict[str, dict[int, pa.Table | None]],
+    list[str],
+]:
+    """What the run's sightings NEW change: rewritten tables, new parts, segments, warnings.
+
+    MERGED is the rulings of the LOADED segments with NEW folded in.
+    """
     if not new.num_rows:
-        return {}, {}, []
+        return {}, {}, {}, []
     stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
-    changes, state, late = run_history(store.read_table(out, "state"), stored, run)
+    changes, state, late = run_history(loaded.state, stored, run)
     rulings = with_current(merged, state)
+    rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
     # The cards whose translations are linked: those read, unless linking is put off.
     cards: Any = pc.unique(stored["card"].cast(pa.string()))
     if not link_translations:
         cards = pa.array([], pa.string())
-    translations = update_translations(store.read_table(out, "translations"), rulings, cards, run)
-    tables = {"state": state, "rulings": rulings, "translations": translations}
+    old = store.read_table(out, "translations")
+    tables = {}
+    if has_work(old, rulings, cards):  # links are made among every English ruling
+        others = [seg for seg in store.segment_ids(store.pinned(out), "rulings")
+                  if seg not in loaded.plan.load]  # fmt: skip
+        rest = store.read_segments(store.pinned(out), "rulings", others).values()
+        everything = pa.concat_tables([rulings.cast(in_memory("rulings")), *rest])
+        tables["translations"] = update_translations(old, everything, cards, run)
     parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}
-    return tables, parts, _late_warnings(late)
+    return tables, parts, rewritten, _late_warnings(late)
 
 
 def _late_warnings(late: pa.Table) -> list[str]:
@@ -221,32 +266,48 @@ def _first_names(names: list[str], shown: int = 3) -> str:
 
 
 def upgrade(out: Path) -> None:
-    """Move a dataset of schema version 3 or older to the partitioned layout, in one commit.
+    """Move a dataset of an older layout to this one, in one commit before the next run.
 
-    Its single sightings and changes files become one part per run, and the state of the
-    last snapshots is built from the sightings; the other tables are migrated as read.
+    Schema version 3 and before kept sightings and changes as single files: they become
+    one part per run, and the state of the last snapshots is built from the sightings.
+    Version 4 kept rulings and state as single files: they become segments. The other
+    tables are migrated as read.
     """
-    if not store.legacy(out):
+    split_tables, partitioned = store.unsegmented(out), store.legacy(out)
+    if not split_tables and not partitioned:
         return
-    sightings = store.read_table(out, "sightings")
-    changes = store.read_table(out, "changes")
     parts: dict[tuple[str, int], pa.Table] = {}
-    for name, table in (("sightings", sightings), ("changes", changes)):
-        for run in sorted({int(r) for r in pc.unique(table["run"]).to_pylist() if r is not None}):
-            parts[(name, run)] = table.filter(pc.equal(table["run"], pa.scalar(run, pa.int64())))
-    tables = {name: store.read_table(out, name) for name in store.VERSIONED if name != "state"}
-    tables["state"] = state_from_sightings(sightings)
-    commit.commit(out, tables, parts)
+    if partitioned:
+        sightings = store.read_table(out, "sightings")
+        changes = store.read_table(out, "changes")
+        for name, table in (("sightings", sightings), ("changes", changes)):
+            for run in sorted({int(r) for r in pc.unique(table["run"]).to_pylist()
+                               if r is not None}):  # fmt: skip
+                parts[(name, run)] = table.filter(
+                    pc.equal(table["run"], pa.scalar(run, pa.int64()))
+                )
+        state = state_from_sightings(sightings)
+    else:
+        state = store.read_table(out, "state")
+    rulings = store.read_table(out, "rulings")
+    tables = {name: store.read_table(out, name) for name in store.VERSIONED
+              if name not in SEGMENTED}  # fmt: skip
+    whole = segments.plan(segments.Layout(), pa.array([], pa.string()))
+    rewritten = segments.split({"rulings": rulings, "state": state}, whole)
+    commit.commit(out, tables, parts, rewritten)
 
 
-def _fold(
-    new: pa.Table, rulings: pa.Table, catalog: Catalog | None
-) -> tuple[pa.Table, pa.Table, list[str]]:
-    """The run's sightings repaired, named, with languages and rule dates; the rulings after."""
-    new, repair_warnings = repair(new, texts_with_symbols(rulings))
-    new, catalog_warnings = apply_catalog(new, catalog)
-    new = carry_rule_dates(assign_languages(new, known_languages(rulings)), rulings)
-    return new, merge_rulings(rulings, new), [*repair_warnings, *catalog_warnings]
+def _fold(new: pa.Table, rulings: pa.Table) -> tuple[pa.Table, pa.Table, list[str]]:
+    """The run's named sightings repaired, with languages and rule dates; the rulings after.
+
+    RULINGS are those of the loaded segments; what the sightings are matched against
+    (texts with symbols, known languages, rule dates) is the rulings of their own cards,
+    and of the rows without a card, whatever else shares their segments.
+    """
+    own = rulings.filter(pc.is_in(groups(rulings), value_set=pc.unique(groups(new))))
+    new, repair_warnings = repair(new, texts_with_symbols(own))
+    new = carry_rule_dates(assign_languages(new, known_languages(own)), own)
+    return new, merge_rulings(rulings, new), repair_warnings
 
 
 def _skip_unchanged(

@@ -12,7 +12,7 @@ from pipeline.keys import codes, first_rows
 from pipeline.language import detect_language
 from pipeline.models import Sighting
 from pipeline.normalize import SYMBOL_PATTERN, clean, has_symbol_gap, hash_clean
-from pipeline.schema import RULINGS, SIGHTINGS, in_memory, make_schema
+from pipeline.schema import ROW_ORDER, RULINGS, SIGHTINGS, in_memory, make_schema
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 KEY = ["text_hash", "card", "effective_date"]
 # Rulings are ordered by these, ascending; nulls (unknown card, undated) sort last.
-_ORDER = ["card", "effective_date", "text_hash"]
+_ORDER, _ = ROW_ORDER["rulings"]
 RULING_TEXT = "ruling_text"
 # The rulings columns merge_rulings() builds; `current` is added from the snapshots.
 MERGED = [name for name in RULINGS.names if name != "current"]

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -174,6 +174,15 @@ TABLES: dict[str, pa.Schema] = {
 # take it from the folder name. The others are one file each, rewritten by a run.
 PARTITIONED = frozenset({"sightings", "changes"})
 PARTITION_KEY = "run"
+# Rewritten tables kept as a folder of segments of whole cards (segments.py):
+# `rulings/000003.parquet`. The others are one file each.
+SEGMENTED = ("rulings", "state")
+# The order of the rows of these two tables: the columns, and those whose nulls come first.
+ROW_ORDER: dict[str, tuple[list[str], list[str]]] = {
+    "rulings": (["card", "effective_date", "text_hash"], []),
+    "state": (["card", "source", "source_path", "position"],
+              ["card", "source", "source_path", "position"]),
+}  # fmt: skip
 
 
 def with_metadata(name: str, schema: pa.Schema) -> pa.Schema:
@@ -232,11 +241,20 @@ def _v3_to_v4(name: str, table: pa.Table) -> pa.Table:
     return table.append_column("replaced_by", pa.nulls(table.num_rows, pa.string()))
 
 
+def _v4_to_v5(name: str, table: pa.Table) -> pa.Table:  # noqa: ARG001 - the same for all
+    """Version 5 keeps rulings and state as segments of whole cards; no column changed.
+
+    ingest.upgrade() cuts the single files of version 4 into segments.
+    """
+    return table
+
+
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.
 MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
+    4: _v4_to_v5,
 }
 
 

@@ -1,10 +1,13 @@
 """The dataset folder: reading its tables (migrated), one writer at a time.
 
-Two kinds of table. `rulings`, `files`, `runs` and `state` are one file each, rewritten by a
-run: `NAME.parquet` links to `.current/NAME.parquet`, and `.current` to the version in force
-under `.versions/`. `sightings` and `changes` only grow: a Hive-partitioned folder with one
-immutable part per run, `sightings/run=42/part-0.parquet`. A reader that pins a version
-(`pinned()`) reads its files from that version's folder and the parts of its runs alone.
+Two kinds of table. `rulings`, `files`, `runs`, `state` and `translations` are rewritten by
+a run: `files`, `runs` and `translations` are one file each, `NAME.parquet`, a link to
+`.current/NAME.parquet`; `rulings` and `state` are folders of segments of whole cards,
+`NAME/` a link to `.current/NAME/` (segments.py says which a run rewrites). `.current` links
+to the version in force under `.versions/`. `sightings` and `changes` only grow: a
+Hive-partitioned folder with one immutable part per run, `sightings/run=42/part-0.parquet`.
+A reader that pins a version (`pinned()`) reads its files from that version's folder and
+the parts of its runs alone.
 Writing is commit.py's: versions switched at once.
 """
 
@@ -27,7 +30,9 @@ from pipeline.schema import (
     MIGRATIONS,
     PARTITION_KEY,
     PARTITIONED,
+    ROW_ORDER,
     SCHEMA_VERSION,
+    SEGMENTED,
     TABLES,
     VERSION_KEY,
     in_memory,
@@ -48,8 +53,44 @@ _RUN_FOLDER = re.compile(rf"{PARTITION_KEY}=([1-9][0-9]*)")
 
 
 def path_of(out: Path, name: str) -> Path:
-    """The final path of table NAME in the dataset folder (a folder for partitioned ones)."""
-    return out / name if name in PARTITIONED else out / f"{name}.parquet"
+    """The final path of table NAME in the dataset folder (a folder for all but three)."""
+    if name in PARTITIONED or name in SEGMENTED:
+        return out / name
+    return out / f"{name}.parquet"
+
+
+def segment_path(folder: Path, name: str, segment: int) -> Path:
+    """Where segment SEGMENT of table NAME lives in a version FOLDER."""
+    return folder / name / f"{segment:06d}.parquet"
+
+
+def segment_ids(folder: Path, name: str) -> list[int]:
+    """The segments of table NAME in the version FOLDER, in order (none: a single file)."""
+    where = folder / name
+    if not where.is_dir():
+        return []
+    return sorted(int(p.stem) for p in where.glob("*.parquet") if p.stem.isdigit())
+
+
+def read_segments(folder: Path, name: str, segments: Iterable[int]) -> dict[int, pa.Table]:
+    """Segments SEGMENTS of table NAME in the version FOLDER, each migrated."""
+    return {seg: _read_file(segment_path(folder, name, seg), name) for seg in segments}
+
+
+def read_layout(folder: Path) -> dict[int, pa.Table]:
+    """The `card` column of each segment of `rulings` in the version FOLDER: its layout."""
+    found = {}
+    for seg in segment_ids(folder, "rulings"):
+        with segment_path(folder, "rulings", seg).open("rb") as source:
+            found[seg] = pq.ParquetFile(source, read_dictionary=["card"]).read(columns=["card"])
+    return found
+
+
+def ordered(table: pa.Table, name: str) -> pa.Table:
+    """TABLE (`rulings` or `state`) in that table's row order (schema.ROW_ORDER)."""
+    names, nulls_first = ROW_ORDER[name]
+    [order] = codes([table], names, nulls_first=nulls_first)
+    return table.take(pc.sort_indices(order))
 
 
 def part_path(out: Path, name: str, run: int) -> Path:
@@ -126,6 +167,13 @@ def read_table(
         parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where)
         return pa.concat_tables([in_memory(name).empty_table(), *parts])
     folder = out if base is None else base
+    if name in SEGMENTED and base is None:
+        folder = pinned(out)  # one version for all the segments
+    if name in SEGMENTED and (folder / name).is_dir():
+        segments = list(read_segments(folder, name, segment_ids(folder, name)).values())
+        table = pa.concat_tables([in_memory(name).empty_table(), *segments])
+        table = ordered(table, name) if len(segments) > 1 else table
+        return table.filter(where(table)) if where is not None and table.num_rows else table
     table = _read_file(folder / f"{name}.parquet", name)
     if name in PARTITIONED and (runs is not None or upto is not None):  # one file of all runs
         wanted = None if runs is None else set(runs)
@@ -135,7 +183,7 @@ def read_table(
     if where is not None and table.num_rows:
         table = table.filter(where(table))
     if name == "sightings" and table["text"].null_count:
-        table = with_ruling_texts(table, _read_file(folder / "rulings.parquet", "rulings"))
+        table = with_ruling_texts(table, read_table(out, "rulings", base=folder))
     return table
 
 
@@ -158,7 +206,7 @@ def iter_parts(
                 table = table.filter(where(table))
             if name == "sightings" and table["text"].null_count:  # left out on disk
                 if rulings is None:
-                    rulings = _read_file((base or pinned(out)) / "rulings.parquet", "rulings")
+                    rulings = read_table(out, "rulings", base=base or pinned(out))
                 table = with_ruling_texts(table, rulings)
             yield table
 
@@ -206,9 +254,17 @@ def outdated(out: Path) -> list[str]:
     stale = []
     for name in VERSIONED:
         path = path_of(out, name)
+        if name in SEGMENTED:  # upgraded by ingest.upgrade(), not by the next commit
+            continue
         if path.exists() and _version(path, pq.read_schema(path)) < SCHEMA_VERSION:
             stale.append(name)
     return stale
+
+
+def unsegmented(out: Path) -> list[str]:
+    """Segmented tables still kept as one file (schema version 4 and before)."""
+    folder = pinned(out)
+    return [name for name in SEGMENTED if (folder / f"{name}.parquet").is_file()]
 
 
 def _version(path: Path, schema: pa.Schema) -> int:
@@ -287,5 +343,5 @@ class Version:
 def open_version(out: Path) -> Version:
     """Pin the version in force of the dataset in OUT."""
     base = pinned(out)
-    runs = _read_file(base / "runs.parquet", "runs")[PARTITION_KEY]
+    runs = _read_file(base / "runs.parquet", "runs")[PARTITION_KEY]  # one file in every version
     return Version(out, base, int(pc.max(runs).as_py() or 0))

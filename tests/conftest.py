@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pipeline import store
-from pipeline.schema import PARTITIONED, TABLES
+from pipeline.schema import PARTITIONED, SEGMENTED, TABLES
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,6 +65,9 @@ def rows(out: Path, name: str) -> list[dict[str, Any]]:
 def data_files(out: Path) -> dict[str, bytes]:
     """Every data file a reader of OUT reaches, by its path under OUT: tables and parts."""
     found = {p.name: p.read_bytes() for p in sorted(out.glob("*.parquet"))}
+    for name in SEGMENTED:
+        for segment in sorted((out / name).glob("*.parquet")):
+            found[str(segment.relative_to(out))] = segment.read_bytes()
     for name in sorted(PARTITIONED):
         for part in sorted((out / name).glob(f"*/{store.PART}")):
             found[str(part.relative_to(out))] = part.read_bytes()

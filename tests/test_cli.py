@@ -50,7 +50,7 @@ def test_strict_rejection_exits_1(raw_copy: Path, out: Path) -> None:
     code, stdout, _ = _run("ingest", str(raw_copy), "--out", str(out), "--strict")
     assert code == 1
     assert stdout.startswith("run 1: NOT stored (--strict)")
-    assert not (out / "rulings.parquet").exists()
+    assert not (out / "rulings").exists()
 
 
 def test_ambiguous_document_is_named(tmp_path: Path, out: Path) -> None:
@@ -121,4 +121,4 @@ def test_module_entry_point_and_defaults(raw_copy: Path, tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
-    assert (work / "normalized" / "rulings.parquet").exists()
+    assert (work / "normalized" / "rulings").is_dir()

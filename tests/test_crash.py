@@ -22,7 +22,7 @@ import pytest
 from conftest import RAW, SEEDS
 
 from pipeline import commit, ingest, store
-from pipeline.schema import PARTITIONED, TABLES, on_disk
+from pipeline.schema import PARTITIONED, SEGMENTED, TABLES, on_disk
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -49,8 +49,8 @@ def _snapshot(out: Path, *, pinned: bool = True) -> dict[str, list[dict[str, obj
                 [pq.read_table(part) for part in sorted((out / name).glob(f"*/{store.PART}"))]
                 or [on_disk(name).empty_table()]
             )
-        else:
-            table = pq.read_table(out / f"{name}.parquet")
+        else:  # a file, or a folder of segments
+            table = pq.read_table(store.path_of(out, name))
         if name == "runs":
             table = table.drop_columns(["started_at", "finished_at"])
         if table.num_rows:
@@ -90,6 +90,7 @@ def _check(out: Path, states: States) -> None:
     recovered the folder, so does a reader of the bare files.
     """
     visible = [p.name for p in out.glob("*.parquet")]
+    visible += [p.name for name in SEGMENTED for p in out.glob(f"{name}/*")]
     visible += [p.name for name in PARTITIONED for p in out.glob(f"{name}/*/*")]
     assert all(not name.startswith(".") for name in visible)
     assert _snapshot(out) in states[0]

@@ -82,6 +82,6 @@ def test_a_whole_build_loses_no_ruling(tmp_path: Path) -> None:
     assert {(f.status, f.as_of, f.as_of_origin) for f in report.files} == {
         (FileStatus.STORED, dt.date(2022, 4, 25), AsOfOrigin.DOCUMENT)
     }
-    rulings = pq.read_table(tmp_path / "out" / "rulings.parquet").to_pylist()
+    rulings = pq.read_table(tmp_path / "out" / "rulings").to_pylist()
     stored = {(r["card"], r["text_hash"], str(r["effective_date"])) for r in rulings}
     assert stored == expected

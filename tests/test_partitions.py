@@ -214,23 +214,20 @@ for n in range(runs):
 
 
 def _rulings_readers(out: Path) -> dict[str, Callable[[], int]]:
-    """Ways to count the rows of rulings.parquet that open it once, or pin a version."""
-    link = out / "rulings.parquet"
-
-    def with_pandas() -> int:
-        with link.open("rb") as handle:  # one open file: the version it was opened on
-            return len(pd.read_parquet(handle))
+    """Ways to count the rows of the rulings' segments: by the folder the link resolves to."""
+    link = out / "rulings"
 
     def with_duckdb() -> int:
-        query = f"SELECT count(*) FROM read_parquet('{link}')"  # noqa: S608
+        pattern = f"{os.path.realpath(link)}/*.parquet"
+        query = f"SELECT count(*) FROM read_parquet('{pattern}')"  # noqa: S608
         [(found,)] = duckdb.connect().execute(query).fetchall()
         return int(found)
 
     return {
-        "pandas": with_pandas,
+        "pandas": lambda: len(pd.read_parquet(os.path.realpath(link))),
         "pyarrow": lambda: pq.read_table(os.path.realpath(link)).num_rows,
         "duckdb": with_duckdb,
-        "polars": lambda: pl.read_parquet(os.path.realpath(link)).height,
+        "polars": lambda: pl.read_parquet(f"{os.path.realpath(link)}/*.parquet").height,
         "dataset": lambda: len(open_dataset(out).rulings(current_only=False)),
     }
 
@@ -266,8 +263,12 @@ def test_readers_during_commits(tmp_path: Path) -> None:
     shutil.copy(RAW / "001_ca7dd0badab20c1e.txt", raw)
     ingest([raw], out=out)  # run 1: 13 rulings; each later run adds 3
     counts = {13 + 3 * n for n in range(runs + 1)}
+    # Segments of about 20 rulings: each commit rewrites one, links the others, adds more.
+    env = {**os.environ, "PIPELINE_SEGMENT_ROWS": "20"}
     writer = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(raw), str(out), str(runs)], stderr=subprocess.PIPE
+        [sys.executable, "-c", _WRITER, str(raw), str(out), str(runs)],
+        stderr=subprocess.PIPE,
+        env=env,
     )  # its output is read only if it fails
     rulings, sightings = _rulings_readers(out), _sightings_readers(out)
     errors: list[str] = []
@@ -297,3 +298,4 @@ def test_readers_during_commits(tmp_path: Path) -> None:
     assert errors == []
     assert all(reads.values()), reads
     assert len(open_dataset(out).rulings(current_only=False)) == max(counts)
+    assert len(store.segment_ids(out, "rulings")) > 1

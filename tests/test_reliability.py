@@ -147,13 +147,15 @@ def test_older_schema_is_migrated(raw_copy: Path, out: Path) -> None:
             if column in table.column_names:
                 table = table.drop_columns([column])
         pq.write_table(table.replace_schema_metadata({VERSION_KEY: b"1"}), path)
-    assert sorted(store.outdated(out)) == ["files", "rulings", "runs"]
+    assert sorted(store.outdated(out)) == ["files", "runs"]
     assert store.legacy(out) == ["changes", "sightings"]
+    assert store.unsegmented(out) == ["rulings"]  # cut into segments by the upgrade
     report = ingest([raw_copy], out=out)
     assert report.run == 4
     assert store.outdated(out) == []
     assert store.legacy(out) == []
-    for path in out.glob("*.parquet"):
+    assert store.unsegmented(out) == []
+    for path in [*out.glob("*.parquet"), *out.glob("rulings/*.parquet")]:
         assert pq.read_schema(path).metadata[VERSION_KEY] == str(SCHEMA_VERSION).encode()
     sightings = store.read_table(out, "sightings")
     assert sightings.num_rows == 49 + report.rulings_read

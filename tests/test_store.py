@@ -15,7 +15,7 @@ import pytest
 from conftest import data_files, rows
 
 from pipeline import LockBusyError, StoreError, commit, ingest, open_dataset, store
-from pipeline.schema import PARTITIONED, SCHEMA_VERSION, TABLES, VERSION_KEY
+from pipeline.schema import PARTITIONED, SCHEMA_VERSION, SEGMENTED, TABLES, VERSION_KEY
 
 
 @pytest.fixture
@@ -70,11 +70,12 @@ def test_partitioned_tables_read_as_hive_folders(dataset: Path, name: str) -> No
 @pytest.mark.parametrize("name", sorted(store.VERSIONED))
 def test_pandas_duckdb_polars_read_the_same_rows(dataset: Path, name: str) -> None:
     """Each file reads as-is in pandas, DuckDB and Polars, with the same rows."""
-    path = dataset / f"{name}.parquet"
+    path = store.path_of(dataset, name)  # a file, or a folder of segments
+    files = path / "*.parquet" if path.is_dir() else path
     arrow = pq.read_table(path)
     frame = pd.read_parquet(path)
-    polars = pl.read_parquet(path)
-    relation = duckdb.sql(f"SELECT * FROM read_parquet('{path}')")  # noqa: S608 - a test path
+    polars = pl.read_parquet(files)
+    relation = duckdb.sql(f"SELECT * FROM read_parquet('{files}')")  # noqa: S608 - a test path
     assert relation is not None
     duck = relation.to_arrow_table()
     assert len(frame) == polars.height == arrow.num_rows == duck.num_rows
@@ -85,17 +86,18 @@ def test_pandas_duckdb_polars_read_the_same_rows(dataset: Path, name: str) -> No
 
 def test_rulings_types(dataset: Path) -> None:
     """Dates are dates, runs are integers, the schema version is in the metadata."""
-    table = pq.read_table(dataset / "rulings.parquet")
+    [segment] = (dataset / "rulings").glob("*.parquet")
+    table = pq.read_table(segment)
     assert table.schema.field("effective_date").type == pa.date32()
     assert table.schema.field("first_run").type == pa.int64()
     assert table.schema.metadata[VERSION_KEY] == str(SCHEMA_VERSION).encode()
-    dates = pd.read_parquet(dataset / "rulings.parquet")["effective_date"].dropna()
+    dates = pd.read_parquet(dataset / "rulings")["effective_date"].dropna()
     assert isinstance(dates.iloc[0], dt.date)
 
 
 def test_rulings_sorted_by_card_date_hash(dataset: Path) -> None:
     """Rows are ordered by card, then date, then hash; unknown cards and dates last."""
-    rows = pq.read_table(dataset / "rulings.parquet").to_pylist()
+    rows = pq.read_table(dataset / "rulings").to_pylist()  # one segment here
     keys = [
         (r["card"] is None, r["card"] or "", r["effective_date"] is None,
          r["effective_date"] or dt.date.min, r["text_hash"])
@@ -139,7 +141,7 @@ def test_tables_are_links_to_the_version_in_force(
     """
     monkeypatch.setattr(commit, "RETAIN_SECONDS", 0.0)
     for name in store.VERSIONED:
-        link = dataset / f"{name}.parquet"
+        link = store.path_of(dataset, name)  # a file, or a folder of segments
         assert link.is_symlink()
         assert link.readlink() == Path(store.CURRENT) / link.name
     for n in range(3):
@@ -173,7 +175,10 @@ def test_a_dataset_of_plain_files_is_adopted(raw_copy: Path, out: Path) -> None:
     plain = out.parent / "plain"
     plain.mkdir()
     for name in store.VERSIONED:
-        shutil.copyfile(out / f"{name}.parquet", plain / f"{name}.parquet")
+        if name in SEGMENTED:
+            shutil.copytree(out / name, plain / name)  # the segments the link leads to
+        else:
+            shutil.copyfile(out / f"{name}.parquet", plain / f"{name}.parquet")
     for name in PARTITIONED:
         shutil.copytree(out / name, plain / name)
     (raw_copy / "new.txt").write_text("Card\n\n2024-05-05\n\nNew.\n", encoding="utf-8")

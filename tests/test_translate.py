@@ -87,7 +87,7 @@ def seed_rulings(tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
     """The rulings table of the shipped seeds, ingested by the pipeline."""
     out = tmp_path_factory.mktemp("translate") / "normalized"
     ingest([RAW], out=out, workers=1)
-    return pq.read_table(out / "rulings.parquet")
+    return pq.read_table(out / "rulings")
 
 
 def _texts(rulings: pa.Table) -> dict[str, str]:

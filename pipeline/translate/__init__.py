@@ -7,12 +7,18 @@ ships as `lexicon.json.gz`, rebuilt by `python -m pipeline.translate.build`.
 from __future__ import annotations
 
 from pipeline.translate.link import EnglishIndex, Link, link
-from pipeline.translate.table import TRANSLATIONS_SCHEMA, translations_table, update_translations
+from pipeline.translate.table import (
+    TRANSLATIONS_SCHEMA,
+    has_work,
+    translations_table,
+    update_translations,
+)
 
 __all__ = [
     "TRANSLATIONS_SCHEMA",
     "EnglishIndex",
     "Link",
+    "has_work",
     "link",
     "translations_table",
     "update_translations",

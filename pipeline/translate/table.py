@@ -149,6 +149,20 @@ def _order(item: tuple[tuple[str, str | None], tuple[str, str]]) -> tuple[bool, 
     return (card is None, card or "", lang, text_hash)
 
 
+def has_work(old: pa.Table, rulings: pa.Table, cards: Any) -> bool:  # noqa: ANN401
+    """Whether update_translations(OLD, …) would change anything, RULINGS holding CARDS.
+
+    It does when translations are stored (their originals' flags may move) or when a card
+    read holds a ruling that is not English: without either, the table stays empty.
+    """
+    if old.num_rows:
+        return True
+    lang = rulings["lang"].cast(pa.string())
+    foreign = pc.invert(pc.is_in(lang, value_set=pa.array(sorted(NOT_TRANSLATIONS))))
+    read = pc.is_in(rulings["card"].cast(pa.string()), value_set=cards)
+    return bool(pc.any(pc.and_(foreign, read)).as_py())
+
+
 def update_translations(
     old: pa.Table,
     rulings: pa.Table,

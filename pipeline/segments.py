@@ -1,0 +1,177 @@
+"""Segments: `rulings` and `state` kept as files of whole cards, rewritten a few at a time.
+
+Every row of either table belongs to a group: its card, or one group for all rows without
+a card (rules text, rulings known by an oracle id alone). A group lives in one segment of
+both tables, so a run that reads some cards loads and rewrites only the segments holding
+them: a ruling's `current` flag and a card's last snapshots are settled inside them. New
+cards join the newest segment while it holds fewer than TARGET_ROWS rulings, then start
+new ones; a segment grown past twice that is split. The assignment depends only on the
+runs' inputs, so it is deterministic; readers see the segments' rows put back in the
+tables' order (store.read_table).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+# Rulings a segment aims at: a run reading one card rewrites at most about this many.
+TARGET_ROWS = int(os.environ.get("PIPELINE_SEGMENT_ROWS", "") or "50000")
+NO_CARD = "\x00"  # the group of the rows without a card: no card name holds this character
+
+
+def groups(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string array
+    """The group of each row of TABLE: its card, or NO_CARD."""
+    return pc.fill_null(table["card"].cast(pa.string()), pa.scalar(NO_CARD))
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Which groups each segment holds, and how many rulings."""
+
+    members: Mapping[int, Any] = field(default_factory=dict)  # segment -> distinct groups
+    rows: Mapping[int, int] = field(default_factory=dict)
+
+    @staticmethod
+    def of(segments: Mapping[int, pa.Table]) -> Layout:
+        """The layout of rulings SEGMENTS (each needs its `card` column only)."""
+        members = {seg: pc.unique(groups(table)) for seg, table in segments.items()}
+        return Layout(members, {seg: table.num_rows for seg, table in segments.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The segments a run loads, and where its new groups go."""
+
+    load: tuple[int, ...]
+    home: Mapping[str, int]  # each loaded group's segment
+    open: int  # the segment new groups fill first
+    next_id: int  # the first unused segment number
+    sizes: Mapping[int, int]
+
+
+def plan(layout: Layout, wanted: Any) -> Plan:  # noqa: ANN401 - an Arrow string array
+    """The segments holding any of the groups WANTED, and the one that new groups fill.
+
+    The newest segment is loaded too when WANTED has groups no segment holds and it has
+    room: new cards fill it up to TARGET_ROWS rather than each run starting a small one.
+    """
+    wanted = pc.unique(wanted)
+    load = {seg for seg, held in layout.members.items() if pc.any(pc.is_in(held, wanted)).as_py()}
+    everything = [held.cast(pa.string()) for held in layout.members.values()]
+    held_any = pa.concat_arrays(everything) if everything else pa.array([], pa.string())
+    fresh = pc.sum(pc.invert(pc.is_in(wanted, value_set=held_any))).as_py() or 0
+    newest = max(layout.members, default=0)
+    next_id = newest + 1
+    open_segment = next_id
+    if fresh and layout.members and layout.rows[newest] < TARGET_ROWS:
+        load.add(newest)
+        open_segment = newest
+    home = {str(group): seg for seg in sorted(load) for group in layout.members[seg].to_pylist()}
+    sizes = {seg: layout.rows[seg] for seg in load}
+    return Plan(tuple(sorted(load)), home, open_segment, next_id, sizes)
+
+
+def split(tables: Mapping[str, pa.Table], chosen: Plan) -> dict[str, dict[int, pa.Table | None]]:
+    """Each table of TABLES (the loaded segments after the run) cut back into segments.
+
+    Groups keep their segment; new ones fill the open segment, then new segments of about
+    TARGET_ROWS rulings each; a segment past twice that is cut in segments of whole
+    groups. A loaded segment left without rows maps to None: the commit removes it.
+    Rows keep their order within each segment.
+    """
+    sizes: dict[str, int] = {}
+    for name, table in tables.items():  # rulings count; a group only state holds counts 0
+        counts = pc.value_counts(groups(table))
+        for group, count in zip(counts.field("values").to_pylist(),
+                                counts.field("counts").to_pylist(), strict=True):  # fmt: skip
+            sizes[group] = sizes.get(group, 0) + (count if name == "rulings" else 0)
+    assign = _assign(sizes, chosen)
+    names = list(assign)
+    at = pa.array([assign[g] for g in names], pa.int64())
+    value_set = pa.array(names, pa.string())
+    out: dict[str, dict[int, pa.Table | None]] = {}
+    for name, table in tables.items():
+        segment_of = pc.take(at, pc.index_in(groups(table), value_set=value_set))
+        order = pc.sort_indices(segment_of)  # stable: rows keep their order in a segment
+        runs = pc.value_counts(segment_of)
+        table = table.take(order)  # noqa: PLW2901 - the same rows, by segment
+        found: dict[int, pa.Table | None] = dict.fromkeys(chosen.load)
+        start = 0
+        ids: list[Any] = runs.field("values").to_pylist()
+        sizes_of: list[Any] = runs.field("counts").to_pylist()
+        for seg, count in sorted(zip(ids, sizes_of, strict=True)):
+            found[seg] = _compacted(table.slice(start, count))
+            start += count
+        out[name] = found
+    return out
+
+
+def _compacted(table: pa.Table) -> pa.Table:
+    """TABLE with each dictionary column encoded afresh: only the values its rows use.
+
+    A filtered column keeps the whole table's dictionary; written as it is, every segment
+    would carry (and the writer scan) the dictionary of all of them.
+    """
+    columns = [
+        _used_only(column.combine_chunks()) if pa.types.is_dictionary(column.type) else column
+        for column in table.columns
+    ]
+    return pa.table(columns, schema=table.schema)
+
+
+def _used_only(column: Any) -> Any:  # noqa: ANN401 - a DictionaryArray in and out
+    """COLUMN with a dictionary of the values its indices use (integers hashed, not texts)."""
+    used = pc.unique(column.indices.drop_null())
+    indices = pc.index_in(column.indices, value_set=used).cast(column.indices.type)
+    return pa.DictionaryArray.from_arrays(indices, column.dictionary.take(used))
+
+
+def _assign(sizes: Mapping[str, int], chosen: Plan) -> dict[str, int]:
+    """The segment of each group of SIZES (group -> rulings)."""
+    assign: dict[str, int] = {}
+    held: dict[int, list[str]] = {}
+    fresh: list[str] = []
+    for group in sorted(sizes):
+        seg = chosen.home.get(group)
+        if seg is None:
+            fresh.append(group)
+        else:
+            held.setdefault(seg, []).append(group)
+    next_id = chosen.next_id + (bool(fresh) and chosen.open == chosen.next_id)  # taken
+    for seg, members in sorted(held.items()):
+        if sum(sizes[g] for g in members) <= 2 * TARGET_ROWS:
+            assign.update(dict.fromkeys(members, seg))
+            continue
+        for index, chunk in enumerate(_chunks(members, sizes, 0)):  # too big: cut it
+            target = seg
+            if index:
+                target, next_id = next_id, next_id + 1
+            assign.update(dict.fromkeys(chunk, target))
+    filled = sum(sizes[g] for g, s in assign.items() if s == chosen.open)
+    for index, chunk in enumerate(_chunks(fresh, sizes, filled)):
+        target = chosen.open
+        if index:
+            target, next_id = next_id, next_id + 1
+        assign.update(dict.fromkeys(chunk, target))
+    return assign
+
+
+def _chunks(members: Iterable[str], sizes: Mapping[str, int], filled: int) -> list[list[str]]:
+    """MEMBERS in runs of about TARGET_ROWS rulings; the first (maybe empty) tops up FILLED."""
+    chunks: list[list[str]] = [[]]
+    total = filled
+    for group in members:
+        if total >= TARGET_ROWS:
+            chunks.append([])
+            total = 0
+        chunks[-1].append(group)
+        total += sizes[group]
+    return chunks
