@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import read
+from pipeline.columns import lookup, replace_column, strings
 from pipeline.errors import InputError, UsageError
 from pipeline.infer import NameIndex, Verdict, describe, evidence, infer
-from pipeline.merge import lookup, replace_column, strings
 from pipeline.models import CardOrigin, Kind, SourceHints
 from pipeline.parsers import mtgjson
 from pipeline.parsers._json import items, top_level

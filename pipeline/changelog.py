@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import strings
 from pipeline.diff import ChangeType, Match
-from pipeline.merge import strings
 
 # A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
 # are linked: the 2024 suspend rulings (2024-02-02) and rule 702.62a (effective 2024-02-02).

@@ -11,9 +11,10 @@ import pyarrow.compute as pc
 
 from pipeline import store
 from pipeline.changelog import Changeset, changeset, is_rule_change, stale_translations
+from pipeline.columns import strings
 from pipeline.errors import UsageError
 from pipeline.history import HistoryEntry, card_history
-from pipeline.merge import known_languages, strings
+from pipeline.merge import known_languages
 
 if TYPE_CHECKING:
     from pathlib import Path

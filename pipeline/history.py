@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import lookup
 from pipeline.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.keys import codes, first_rows
-from pipeline.merge import KEY, lookup
+from pipeline.merge import KEY
 from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory
 
 if TYPE_CHECKING:

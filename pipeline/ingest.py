@@ -17,11 +17,8 @@ from pipeline.keys import first_rows
 from pipeline.language import forget, remember
 from pipeline.limits import Limits
 from pipeline.merge import (
-    RULING_TEXT,
-    TextPool,
     assign_languages,
     carry_rule_dates,
-    dated,
     known_languages,
     merge_rulings,
     texts_with_symbols,
@@ -31,6 +28,7 @@ from pipeline.repair import repair
 from pipeline.scan import ScanJob, ScanResult
 from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
 from pipeline.segments import groups
+from pipeline.sightings import RULING_TEXT, TextPool, dated
 from pipeline.store import without_ruling_texts
 from pipeline.translate import has_work, update_translations
 

@@ -9,16 +9,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.merge import (
-    RULING_TEXT,
-    as_dictionary,
-    distinct_texts,
-    lookup,
-    replace_column,
-    strings,
-)
+from pipeline.columns import as_dictionary, distinct_texts, lookup, replace_column, strings
 from pipeline.normalize import SYMBOL_PATTERN, hash_clean, skeleton, text_hash
 from pipeline.schema import make_schema
+from pipeline.sightings import RULING_TEXT
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

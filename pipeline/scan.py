@@ -17,14 +17,15 @@ import pyarrow.compute as pc
 
 from pipeline import read
 from pipeline.asof import fetched_date, resolve_as_of
+from pipeline.columns import replace_column, strings
 from pipeline.errors import InputError
 from pipeline.extract import extract
 from pipeline.language import settle_many
 from pipeline.limits import Limits, budget, over
-from pipeline.merge import replace_column, sightings_table, strings
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
 from pipeline.parsers import parse
 from pipeline.schema import ENCODED_IN_MEMORY
+from pipeline.sightings import sightings_table
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import store
+from pipeline.columns import strings
 from pipeline.dataset import require_dataset
-from pipeline.merge import strings
 
 if TYPE_CHECKING:
     from pathlib import Path

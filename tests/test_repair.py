@@ -8,10 +8,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.merge import RULING_TEXT, TextPool, replace_column, sightings_table
+from pipeline.columns import replace_column
 from pipeline.models import Kind, Layout, Sighting
 from pipeline.normalize import clean, text_hash
 from pipeline.repair import repair
+from pipeline.sightings import RULING_TEXT, TextPool, sightings_table
 
 FULL = "If the card has {X} in its mana cost, you must choose 0 as the value of X."
 STRIPPED = "If the card has \u00a0 in its mana cost, you must choose 0 as the value of X."

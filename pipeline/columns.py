@@ -1,0 +1,42 @@
+"""Small helpers over Arrow columns that every stage uses: lists, lookups, replacements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+def distinct_texts(column: Any) -> list[str]:  # noqa: ANN401 - an Arrow string column
+    """The distinct values of a text column, plain or dictionary-encoded."""
+    if pa.types.is_dictionary(column.type):
+        seen: dict[str, None] = {}
+        for chunk in column.chunks:
+            seen.update(dict.fromkeys(strings(chunk.dictionary)))
+        return list(seen)
+    return strings(pc.unique(column))
+
+
+def as_dictionary(column: Any) -> Any:  # noqa: ANN401 - Arrow in, a DictionaryArray out
+    """A text column as one dictionary array (encoding it if it is plain)."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    combined = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return combined.cast(pa.dictionary(pa.int32(), pa.string()))
+
+
+def strings(column: Any) -> list[str]:  # noqa: ANN401 - any Arrow string column
+    """A string column without nulls as a Python list."""
+    return [str(value) for value in column.to_pylist()]
+
+
+def lookup(keys: Any, mapping: dict[str, Any], kind: pa.DataType | None = None) -> Any:  # noqa: ANN401
+    """Map an Arrow string column through MAPPING; keys it lacks become null."""
+    at = pc.index_in(keys, value_set=pa.array(list(mapping), pa.string()))
+    return pc.take(pa.array(list(mapping.values()), kind or pa.string()), at)
+
+
+def replace_column(table: pa.Table, name: str, values: Any) -> pa.Table:  # noqa: ANN401
+    """TABLE with column NAME replaced by VALUES (any Arrow array)."""
+    return table.set_column(table.schema.get_field_index(name), name, values)
