@@ -46,9 +46,9 @@ BENCH ?=
 bench: $(DEV_STAMP)
 	$(PY) benchmarks/bench.py $(BENCH)
 
-# Rebuilds pipeline/translate/lexicon.json.gz from ../shared/realdata's MTGJSON set files.
+# Rebuilds pipeline/folding/translate/lexicon.json.gz from ../shared/realdata's MTGJSON set files.
 lexicon: $(STAMP)
-	$(PY) -m pipeline.translate.build
+	$(PY) -m pipeline.folding.translate.build
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .coverage .hypothesis

@@ -39,8 +39,8 @@ for text in texts:
         pass
 """
 _CHANGELOG = """
-from pipeline.dataset import load_changeset
-from pipeline.render import render_json, render_markdown
+from pipeline.publishing.dataset import load_changeset
+from pipeline.publishing.render import render_json, render_markdown
 cs = load_changeset(Path({out!r}))
 render_markdown(cs)
 render_json(cs)

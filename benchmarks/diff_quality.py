@@ -5,7 +5,7 @@ Prints precision and recall of `amended` and `replaced_by` over the labelled rea
 rulings: for every two Time Spiral cards (MTGJSON 2022) that share a ruling, the rulings
 each has and the other has not, compared as if one card's had become the other's (its name
 written in). Any rewording or replacement found there is false. `--write-stems` rebuilds
-pipeline/stem_counts.txt from the MTGJSON 2022 set files. Asserts nothing: figures are read.
+pipeline/diffing/stem_counts.txt from the MTGJSON 2022 set files. Asserts nothing: figures are read.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline import diff  # noqa: E402 - after the path is set
-from pipeline.diff import ChangeType, Match, Version, compare  # noqa: E402
-from pipeline.likeness import self_folded, stems_of  # noqa: E402
-from pipeline.normalize import fold, text_hash  # noqa: E402
+from pipeline.diffing import diff  # noqa: E402 - after the path is set
+from pipeline.diffing.diff import ChangeType, Match, Version, compare  # noqa: E402 - after the path is set
+from pipeline.diffing.likeness import self_folded, stems_of  # noqa: E402 - after the path is set
+from pipeline.text.normalize import fold, text_hash  # noqa: E402 - after the path is set
 
 REALDATA = ROOT.parent / "shared" / "realdata" / "mtgjson-2022"
 LABELS = ROOT / "tests" / "fixtures" / "diff-labels.json"
@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--words", type=float, help="try another WORDS_THRESHOLD")
     args = parser.parse_args()
     if args.write_stems:
-        write_stems(ROOT / "pipeline" / "stem_counts.txt")
+        write_stems(ROOT / "pipeline" / "diffing" / "stem_counts.txt")
         return
     if args.words is not None:
         diff.WORDS_THRESHOLD = args.words

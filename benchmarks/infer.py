@@ -21,8 +21,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pipeline.catalog import Catalog, load_catalog  # noqa: E402 - after the path is set
-from pipeline.infer import infer  # noqa: E402
+from pipeline.folding.catalog import Catalog, load_catalog  # noqa: E402 - after the path is set
+from pipeline.folding.infer import infer  # noqa: E402 - after the path is set
 
 SETS = HERE.parent.parent / "shared" / "realdata" / "mtgjson-2022"
 

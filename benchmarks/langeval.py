@@ -27,8 +27,8 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.language import DETECTORS, detect_many, tie_break  # noqa: E402 - after the path
-from pipeline.normalize import clean  # noqa: E402 - after the path
+from pipeline.text.language import DETECTORS, detect_many, tie_break  # noqa: E402 - after the path is set
+from pipeline.text.normalize import clean  # noqa: E402 - after the path is set
 
 REALDATA = ROOT.parent / "shared" / "realdata"
 MTGJSON = REALDATA / "mtgjson-2022"

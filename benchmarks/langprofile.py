@@ -1,4 +1,4 @@
-"""Build `pipeline/data/profiles.tsv`: character n-gram counts of real printed card texts.
+"""Build `pipeline/text/data/profiles.tsv`: character n-gram counts of real printed card texts.
 
 Counted on the MTGJSON 2022 sets outside `langeval.HELD_OUT` only, so that the held-out sets
 measure the detector on text it never saw. Rows are `latin` (1- to 3-grams of words, with
@@ -18,9 +18,9 @@ from langeval import ROOT, labelled_set, set_names
 
 sys.path.insert(0, str(ROOT))
 
-from pipeline.language import HAN_ONLY, LATIN, han_grams, latin_words, word_grams
+from pipeline.text.language import HAN_ONLY, LATIN, han_grams, latin_words, word_grams
 
-OUT = ROOT / "pipeline" / "data" / "profiles.tsv"
+OUT = ROOT / "pipeline" / "text" / "data" / "profiles.tsv"
 MIN_COUNT = 10
 
 

@@ -19,7 +19,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # Imports are made before the clock starts: the figures are the pipeline's work. pandas is
 # among them: pyarrow imports it (0.2 s) the first time it converts a Python list.
-SETUP = "import pandas\nfrom pipeline import ingest, dataset, render, read, models"
+SETUP = (
+    "import pandas\nfrom pipeline import ingest, models\n"
+    "from pipeline.publishing import dataset, render\nfrom pipeline.reading import read"
+)
 # The throughput figures put off linking translations: the synthetic corpus holds 10% made-up
 # foreign rulings, each linked among every English ruling (bench.py times that apart).
 INGEST = "ingest([Path({raw!r})], out=Path({out!r}), link_translations=False)"

@@ -32,11 +32,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.language import detect_language  # noqa: E402 - after the path is set
-from pipeline.likeness import Texts  # noqa: E402
+from pipeline.diffing.likeness import Texts  # noqa: E402 - after the path is set
 from pipeline.models import RawDocument  # noqa: E402
-from pipeline.normalize import fold  # noqa: E402
-from pipeline.parsers import gatherer, plain  # noqa: E402
+from pipeline.reading.parsers import gatherer, plain  # noqa: E402 - after the path is set
+from pipeline.text.language import detect_language  # noqa: E402 - after the path is set
+from pipeline.text.normalize import fold  # noqa: E402 - after the path is set
 
 SHARED = ROOT.parent / "shared"
 MTGJSON = SHARED / "realdata" / "mtgjson-2022"

@@ -21,11 +21,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.normalize import text_hash
-from pipeline.translate import translations_table
-from pipeline.translate.lexicon import shipped
-from pipeline.translate.link import MIN_MARGIN, MIN_SCORE, EnglishIndex, link
-from pipeline.translate.parallel import DEV_SETS, TEST_SETS, Pair, read_pairs
+from pipeline.folding.translate import translations_table
+from pipeline.folding.translate.lexicon import shipped
+from pipeline.folding.translate.link import MIN_MARGIN, MIN_SCORE, EnglishIndex, link
+from pipeline.folding.translate.parallel import DEV_SETS, TEST_SETS, Pair, read_pairs
+from pipeline.text.normalize import text_hash
 
 SETS = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "mtgjson-2022"
 # One decision before thresholds: language, score, margin, whether the winner is right,

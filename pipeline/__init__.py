@@ -4,17 +4,17 @@ from typing import TYPE_CHECKING
 
 from pipeline.errors import InputError, LockBusyError, PipelineError, StoreError, UsageError
 from pipeline.ingest import IngestReport, ingest
-from pipeline.language import detect_language
-from pipeline.normalize import fold, text_hash
+from pipeline.text.language import detect_language
+from pipeline.text.normalize import fold, text_hash
 
 if TYPE_CHECKING:
-    from pipeline.api import Dataset, open_dataset
+    from pipeline.publishing.api import Dataset, open_dataset
 
 
 def __getattr__(name: str) -> object:
     """Import the analysts' API (and pandas) only when it is asked for."""
     if name in {"Dataset", "open_dataset"}:
-        from pipeline import api  # noqa: PLC0415 - keeps the command line's start fast
+        from pipeline.publishing import api  # noqa: PLC0415 - keeps the command line's start fast
 
         return getattr(api, name)
     msg = f"module 'pipeline' has no attribute {name!r}"

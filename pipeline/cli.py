@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 from tqdm import tqdm
 
-from pipeline.catalog import load_catalog
-from pipeline.dataset import load_changeset, load_history
 from pipeline.errors import PipelineError, UsageError
-from pipeline.executor import EXECUTORS
+from pipeline.folding.catalog import load_catalog
 from pipeline.ingest import IngestReport, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
-from pipeline.render import render_json, render_markdown
-from pipeline.render_html import render_html
-from pipeline.stats import dataset_stats, render_stats
+from pipeline.publishing.dataset import load_changeset, load_history
+from pipeline.publishing.render import render_json, render_markdown
+from pipeline.publishing.render_html import render_html
+from pipeline.publishing.stats import dataset_stats, render_stats
+from pipeline.reading.executor import EXECUTORS
 
 if TYPE_CHECKING:
     import datetime as dt

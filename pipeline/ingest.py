@@ -9,28 +9,29 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import commit, executor, read, segments, store
-from pipeline.catalog import Catalog, apply_catalog
+from pipeline.diffing.history import SNAPSHOT, run_history, state_from_sightings, with_current
 from pipeline.errors import InputError
-from pipeline.history import SNAPSHOT, run_history, state_from_sightings, with_current
-from pipeline.keys import first_rows
-from pipeline.language import forget, remember
-from pipeline.limits import Limits
-from pipeline.merge import (
+from pipeline.folding.catalog import Catalog, apply_catalog
+from pipeline.folding.merge import (
     assign_languages,
     carry_rule_dates,
     known_languages,
     merge_rulings,
     texts_with_symbols,
 )
+from pipeline.folding.repair import repair
+from pipeline.folding.translate import has_work, update_translations
+from pipeline.keys import first_rows
+from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
-from pipeline.repair import repair
-from pipeline.scan import ScanJob, ScanResult
+from pipeline.reading import executor, read
+from pipeline.reading.scan import ScanJob, ScanResult
+from pipeline.reading.sightings import RULING_TEXT, TextPool, dated
 from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
-from pipeline.segments import groups
-from pipeline.sightings import RULING_TEXT, TextPool, dated
-from pipeline.store import without_ruling_texts
-from pipeline.translate import has_work, update_translations
+from pipeline.storage import commit, segments, store
+from pipeline.storage.segments import groups
+from pipeline.storage.store import without_ruling_texts
+from pipeline.text.language import forget, remember
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -174,5 +174,5 @@ class FileReport(NamedTuple):
     rules: int = 0  # rows of kind rule: a Comprehensive Rules release's numbered rules
     size: int | None = None  # the file's size and modification time when it was read
     mtime_ns: int | None = None
-    as_of: dt.date | None = None  # the version's date (pipeline.asof), for stored files
+    as_of: dt.date | None = None  # the version's date (pipeline.reading.asof), for stored files
     as_of_origin: AsOfOrigin | None = None

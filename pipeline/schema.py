@@ -146,7 +146,8 @@ STATE = make_schema(
     ]
 )
 
-# Each non-English ruling of a card beside the English ruling it translates (pipeline.translate).
+# Each non-English ruling of a card beside the English ruling it translates
+# (pipeline.folding.translate).
 TRANSLATIONS = make_schema(
     [
         pa.field("text_hash", pa.string(), nullable=False),

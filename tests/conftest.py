@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pipeline import store
 from pipeline.schema import PARTITIONED, SEGMENTED, TABLES
+from pipeline.storage import store
 
 if TYPE_CHECKING:
     import pyarrow as pa

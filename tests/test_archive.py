@@ -11,7 +11,7 @@ import pytest
 from conftest import RAW, REALDATA, rows
 
 from pipeline import ingest
-from pipeline.asof import undated
+from pipeline.reading.asof import undated
 
 if TYPE_CHECKING:
     from pathlib import Path

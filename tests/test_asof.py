@@ -11,8 +11,8 @@ import pytest
 from conftest import FIXTURES
 
 from pipeline import ingest
-from pipeline.asof import AsOf, date_in_path, fetched_date, resolve_as_of
 from pipeline.models import AsOfOrigin
+from pipeline.reading.asof import AsOf, date_in_path, fetched_date, resolve_as_of
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -14,8 +14,8 @@ from conftest import rows as read_rows
 
 from pipeline import ingest
 from pipeline.cli import cli
-from pipeline.dataset import load_changeset
-from pipeline.render import render_json, render_markdown
+from pipeline.publishing.dataset import load_changeset
+from pipeline.publishing.render import render_json, render_markdown
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from click.testing import CliRunner
 from conftest import data_files
 
-from pipeline import store
 from pipeline.cli import cli
+from pipeline.storage import store
 
 if TYPE_CHECKING:
     from pathlib import Path

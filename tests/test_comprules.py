@@ -11,8 +11,8 @@ from conftest import FIXTURES, REALDATA
 
 from pipeline import ingest
 from pipeline.models import Kind, Layout, RawDocument, SourceHints
-from pipeline.parsers import comprules, detect, parse, rules_excerpt
-from pipeline.read import to_document
+from pipeline.reading.parsers import comprules, detect, parse, rules_excerpt
+from pipeline.reading.read import to_document
 
 if TYPE_CHECKING:
     from pathlib import Path

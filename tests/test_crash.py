@@ -21,8 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import RAW, SEEDS
 
-from pipeline import commit, ingest, store
+from pipeline import ingest
 from pipeline.schema import PARTITIONED, SEGMENTED, TABLES, on_disk
+from pipeline.storage import commit, store
 
 if TYPE_CHECKING:
     from pathlib import Path

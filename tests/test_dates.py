@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from pipeline.dates import infer_order, needs_order, parse_date
 from pipeline.models import DateOrder
+from pipeline.text.dates import infer_order, needs_order, parse_date
 
 
 @pytest.mark.parametrize(

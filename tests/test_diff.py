@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.diff import AMEND_THRESHOLD, ChangeType, Version, apply, compare, similarity
-from pipeline.normalize import text_hash
+from pipeline.diffing.diff import AMEND_THRESHOLD, ChangeType, Version, apply, compare, similarity
+from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
     import random

@@ -9,8 +9,9 @@ import pyarrow as pa
 import pytest
 from conftest import data_files, rows
 
-from pipeline import executor, ingest
+from pipeline import ingest
 from pipeline.errors import UsageError
+from pipeline.reading import executor
 
 if TYPE_CHECKING:
     from pathlib import Path

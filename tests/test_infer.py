@@ -9,8 +9,8 @@ import pytest
 from conftest import FIXTURES, RAW, REALDATA, rows
 
 from pipeline import ingest
-from pipeline.catalog import Catalog, load_catalog
-from pipeline.infer import NameIndex, infer, name_weight
+from pipeline.folding.catalog import Catalog, load_catalog
+from pipeline.folding.infer import NameIndex, infer, name_weight
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -13,7 +13,8 @@ from conftest import FIXTURES, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.language import (
+from pipeline.reading.scan import detect_undeclared
+from pipeline.text.language import (
     UNDETERMINED,
     detect_language,
     detect_many,
@@ -22,7 +23,6 @@ from pipeline.language import (
     settle,
     settle_many,
 )
-from pipeline.scan import detect_undeclared
 
 LANGUAGES = {"en", "de", "fr", "it", "es", "pt", "ja", "ko", "ru", "zh", UNDETERMINED}
 # Real printed texts of sets the profiles were not built from (benchmarks/langeval.py).
@@ -121,7 +121,7 @@ def test_detection_is_deterministic_across_processes() -> None:
     """A fresh process (empty caches, another order) gives every text the same answer."""
     texts = [item["text"] for item in SAMPLE[::5]]
     code = (
-        "import json, sys\nfrom pipeline.language import detect_many\n"
+        "import json, sys\nfrom pipeline.text.language import detect_many\n"
         "texts = json.load(sys.stdin)\nprint(json.dumps(detect_many(texts[::-1])[::-1]))"
     )
     done = subprocess.run(

@@ -16,16 +16,17 @@ from dask import distributed
 from distributed.scheduler import KilledWorker
 from layouts import gatherer, mtgjson, ruling, scryfall
 
-from pipeline import executor, ingest, parsers, scan
+from pipeline import ingest
 from pipeline.errors import UsageError
 from pipeline.limits import MAX_NUMBER, Limits
 from pipeline.models import FileStatus, ParsedDocument, RawDocument
+from pipeline.reading import executor, parsers, scan
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from pipeline.scan import ScanJob
+    from pipeline.reading.scan import ScanJob
 
 SEED = "001_ca7dd0badab20c1e.txt"  # Rift Bolt, 13 rulings
 SEED_RULINGS = 13

@@ -12,9 +12,9 @@ from layouts import gatherer, mtgjson, rule, ruling, scryfall
 from pipeline.errors import InputError
 from pipeline.limits import MAX_NUMBER, Limits
 from pipeline.models import FileReport, FileStatus, SourceHints
-from pipeline.parsers._json import check_limits
-from pipeline.read import InputFile
-from pipeline.scan import ScanJob, scan_batch
+from pipeline.reading.parsers._json import check_limits
+from pipeline.reading.read import InputFile
+from pipeline.reading.scan import ScanJob, scan_batch
 
 LOOK = Limits(depth=8, string=2 * MAX_NUMBER)
 

@@ -15,9 +15,9 @@ from conftest import FIXTURES, REALDATA
 from pipeline import ingest
 from pipeline.cli import cli
 from pipeline.models import AsOfOrigin, FileStatus, SourceHints
-from pipeline.normalize import text_hash
-from pipeline.parsers import parse
-from pipeline.read import to_document
+from pipeline.reading.parsers import parse
+from pipeline.reading.read import to_document
+from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
     from pathlib import Path

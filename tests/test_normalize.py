@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.normalize import (
+from pipeline.text.normalize import (
     card_from_title,
     clean,
     fold,

@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import FIXTURES, REALDATA
 
-from pipeline import store
-from pipeline.diff import Change, ChangeType, Match, Version, compare
-from pipeline.likeness import SELF, self_folded
-from pipeline.normalize import fold, text_hash
+from pipeline.diffing.diff import Change, ChangeType, Match, Version, compare
+from pipeline.diffing.likeness import SELF, self_folded
 from pipeline.schema import CHANGES, VERSION_KEY
+from pipeline.storage import store
+from pipeline.text.normalize import fold, text_hash
 
 if TYPE_CHECKING:
     from pathlib import Path

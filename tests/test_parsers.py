@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from pipeline.errors import InputError
 from pipeline.models import Kind, Layout, RawDocument, SourceHints
-from pipeline.parsers import PARSERS, Parser, detect, parse
-from pipeline.read import to_document
+from pipeline.reading.parsers import PARSERS, Parser, detect, parse
+from pipeline.reading.read import to_document
 
 
 def _doc(text: str) -> RawDocument:

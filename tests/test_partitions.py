@@ -21,10 +21,11 @@ from conftest import FIXTURES, RAW, rows, table
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import ingest, open_dataset, store
-from pipeline.history import run_changes, state_from_sightings, with_current
+from pipeline import ingest, open_dataset
+from pipeline.diffing.history import run_changes, state_from_sightings, with_current
 from pipeline.ingest import upgrade
 from pipeline.schema import TABLES
+from pipeline.storage import store
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -16,9 +16,9 @@ from conftest import RAW
 import pipeline
 from pipeline import ingest
 from pipeline.cli import cli
-from pipeline.dataset import load_changeset
 from pipeline.errors import StoreError, UsageError
-from pipeline.render_html import render_html
+from pipeline.publishing.dataset import load_changeset
+from pipeline.publishing.render_html import render_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOSTILE_TEXT = "A ruling with <script>alert('x')</script> & <b>markup</b> in it."

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.errors import InputError, UsageError
 from pipeline.models import DateOrder
-from pipeline.read import decode, discover, read_manifest
+from pipeline.reading.read import decode, discover, read_manifest
 
 if TYPE_CHECKING:
     from pathlib import Path

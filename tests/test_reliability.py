@@ -18,11 +18,12 @@ from conftest import rows as read_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import ingest, store
+from pipeline import ingest
 from pipeline.models import FileStatus, SourceHints
-from pipeline.read import InputFile
-from pipeline.scan import ScanJob, scan_batch
+from pipeline.reading.read import InputFile
+from pipeline.reading.scan import ScanJob, scan_batch
 from pipeline.schema import SCHEMA_VERSION, VERSION_KEY, in_memory
+from pipeline.storage import store
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import replace_column
+from pipeline.folding.repair import repair
 from pipeline.models import Kind, Layout, Sighting
-from pipeline.normalize import clean, text_hash
-from pipeline.repair import repair
-from pipeline.sightings import RULING_TEXT, TextPool, sightings_table
+from pipeline.reading.sightings import RULING_TEXT, TextPool, sightings_table
+from pipeline.text.normalize import clean, text_hash
 
 FULL = "If the card has {X} in its mana cost, you must choose 0 as the value of X."
 STRIPPED = "If the card has \u00a0 in its mana cost, you must choose 0 as the value of X."

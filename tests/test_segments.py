@@ -10,9 +10,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from conftest import FIXTURES, RAW, SEEDS, data_files, rows, table
 
-from pipeline import ingest, segments, store
+from pipeline import ingest
 from pipeline.ingest import upgrade
 from pipeline.schema import SEGMENTED
+from pipeline.storage import segments, store
 
 if TYPE_CHECKING:
     from pathlib import Path

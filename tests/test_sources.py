@@ -11,13 +11,13 @@ from conftest import FIXTURES, RAW, REALDATA, rows
 from lxml import etree
 
 from pipeline import ingest
-from pipeline.catalog import load_catalog
-from pipeline.dataset import load_changeset
+from pipeline.folding.catalog import load_catalog
 from pipeline.models import RawDocument, SourceHints
-from pipeline.normalize import fold, text_hash
-from pipeline.parsers import gatherer, parse
-from pipeline.read import to_document
-from pipeline.render import render_markdown
+from pipeline.publishing.dataset import load_changeset
+from pipeline.publishing.render import render_markdown
+from pipeline.reading.parsers import gatherer, parse
+from pipeline.reading.read import to_document
+from pipeline.text.normalize import fold, text_hash
 
 if TYPE_CHECKING:
     from pathlib import Path

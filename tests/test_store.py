@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import data_files, rows
 
-from pipeline import LockBusyError, StoreError, commit, ingest, open_dataset, store
+from pipeline import LockBusyError, StoreError, ingest, open_dataset
 from pipeline.schema import PARTITIONED, SCHEMA_VERSION, SEGMENTED, TABLES, VERSION_KEY
+from pipeline.storage import commit, store
 
 
 @pytest.fixture

@@ -12,15 +12,15 @@ import pytest
 from conftest import RAW, REALDATA
 
 from pipeline import open_dataset
-from pipeline.dataset import load_changeset
 from pipeline.errors import StoreError
+from pipeline.folding.translate import EnglishIndex, link, translations_table
+from pipeline.folding.translate.features import ANCHOR, features
+from pipeline.folding.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
+from pipeline.folding.translate.parallel import TEST_SETS, read_pairs
 from pipeline.ingest import ingest
-from pipeline.normalize import text_hash
-from pipeline.render import render_markdown
-from pipeline.translate import EnglishIndex, link, translations_table
-from pipeline.translate.features import ANCHOR, features
-from pipeline.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
-from pipeline.translate.parallel import TEST_SETS, read_pairs
+from pipeline.publishing.dataset import load_changeset
+from pipeline.publishing.render import render_markdown
+from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 from conftest import FIXTURES
 
 from pipeline import ingest
-from pipeline.dataset import load_changeset
-from pipeline.render import render_json, render_markdown, word_diff
-from pipeline.render_html import render_html
+from pipeline.publishing.dataset import load_changeset
+from pipeline.publishing.render import render_json, render_markdown, word_diff
+from pipeline.publishing.render_html import render_html
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,0 +1,336 @@
+"""Compare two snapshots of one card's rulings from one source: plain data out."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from rapidfuzz import fuzz
+
+from pipeline.diffing.likeness import Texts
+from pipeline.text.normalize import fold, has_symbols, skeleton
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Callable, Iterable
+
+# Removed and added rulings of the same card pair as one amendment at this fuzz.ratio
+# (0-100, Indel similarity of the folded texts) or above. On the 2024 suspend rewrite the
+# real amendments score 83-99 and the unrelated removed/added pairs at most 51 (see
+# tests/test_diff.py), so 70 sits in the middle of the gap.
+AMEND_THRESHOLD = 70.0
+# The rest pair as rewordings by the mean of their self-folded character similarity and their
+# weighted shared words (likeness.py) at WORDS_THRESHOLD or above, when neither is under
+# LENGTH_RATIO of the other's length in words. A removed ruling that reads inside an added one
+# (partial ratio at REPLACE_THRESHOLD or above, at least REPLACE_LENGTH_RATIO of its length in
+# words) is replaced by it. Chosen on the labelled real pairs of tests/fixtures/diff-labels.json
+# and on unrelated rulings of real cards (README, "How rulings are paired"): at 40 the issue's
+# rewordings pair (40.5-61.3), 29 of the 32 labelled ones do, and 10 of 235 cross-card
+# comparisons get a false amendment; at 36 31 of 32 pair, but twice as many false ones do.
+# True and false rewordings overlap (40.5-44.4 against 44.6-54.7): no threshold separates them.
+WORDS_THRESHOLD = 40.0
+LENGTH_RATIO = 0.5
+REPLACE_THRESHOLD = 58.0
+REPLACE_LENGTH_RATIO = 0.35  # a one-line ruling "inside" a long one is mostly a chance match
+
+
+class ChangeType(StrEnum):
+    """How a ruling differs between two snapshots (in the order changelogs list them)."""
+
+    AMENDED = "amended"
+    REMOVED = "removed"
+    ADDED = "added"
+    REDATED = "redated"
+    RENUMBERED = "renumbered"  # a rule whose text moved to another number
+
+
+class Match(StrEnum):
+    """How a removed ruling was tied to an added one."""
+
+    RULE = "rule"  # the same rule number
+    CHARACTERS = "characters"  # character similarity of the folded texts
+    WORDS = "words"  # self-references folded, words and characters together
+    CONTAINED = "contained"  # the removed ruling reads inside the added one: replaced
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One ruling as a snapshot holds it; its identity is its text hash, date and rule number."""
+
+    text_hash: str
+    effective_date: dt.date | None
+    text: str = field(compare=False)
+    rule_id: str | None = None
+
+    def sort_key(self) -> tuple[tuple[int, ...], str, bool, dt.date | None, str]:
+        """By rule number (numerically), then undated first, by date, by hash."""
+        number = tuple(int(p) for p in re.findall(r"\d+", self.rule_id or ""))
+        return (number, self.rule_id or "", self.effective_date is not None,
+                self.effective_date, self.text_hash)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One difference between the last known and the new snapshot of a (card, source)."""
+
+    card: str | None
+    source: str
+    change: ChangeType
+    old: Version | None
+    new: Version | None
+    similarity: float | None
+    rule_change: bool
+    silent: bool
+    first_seen: bool
+    match: Match | None = None
+    replaced_by: Version | None = None  # the added ruling that carries a removed one
+
+    @property
+    def group(self) -> str:
+        """The same change of the same words on many cards is one group (see group_id).
+
+        A replacement is one group with the rulings it replaced, on every card: its removed
+        and added rows share the id of the added text.
+        """
+        old, new = self.old, self.new
+        if self.match is Match.CONTAINED:
+            carrier = self.replaced_by or new
+            if carrier is not None:
+                side = (carrier.text_hash, None, carrier.rule_id)
+                return group_id(ChangeType.REMOVED, None, side)
+        return group_id(
+            self.change,
+            (old.text_hash, old.effective_date, old.rule_id) if old else None,
+            (new.text_hash, new.effective_date, new.rule_id) if new else None,
+        )
+
+
+Side = tuple[str, "dt.date | None", "str | None"]  # (text_hash, date, rule_id)
+
+
+def group_id(change: ChangeType, old: Side | None, new: Side | None) -> str:
+    """A stable id shared by the same change on many cards.
+
+    Amendments group by old and new text, removals and additions by their text,
+    re-datings by text and both dates; rule changes also by their rule numbers.
+    """
+    parts: list[object] = [change, old and old[0], new and new[0]]
+    if change is ChangeType.REDATED and old is not None and new is not None:
+        parts += [old[1], new[1]]
+    if (old and old[2]) or (new and new[2]):
+        parts += [old and old[2], new and new[2]]
+    return hashlib.sha256(repr([str(p) for p in parts]).encode()).hexdigest()[:16]
+
+
+def compare(
+    before: Iterable[Version] | None,
+    after: Iterable[Version],
+    *,
+    card: str | None,
+    source: str,
+) -> list[Change]:
+    """List what changed from BEFORE (None: never read) to AFTER; unchanged rulings are left out.
+
+    Same text and date: unchanged. Same text, other date: re-dated; other rule number:
+    renumbered. Rules that kept their number but not their words are amended. The remaining
+    removed and added rulings are paired, most similar first, as amendments when they reach
+    AMEND_THRESHOLD; then, among card rulings, a removed ruling that reads inside an added
+    one is replaced by it when that one carries two or more (a merge); the rest pair, best
+    first, as rewordings at WORDS_THRESHOLD; a removed ruling left that reads inside an added
+    one is replaced by it. An amendment that kept its date is silent. Amendments and
+    removals are rule changes, and so are additions that come with them.
+    """
+    new = sorted(set(after), key=Version.sort_key)
+    if before is None:
+        return [_change(card, source, ChangeType.ADDED, new=v, first_seen=True) for v in new]
+    old = sorted(set(before), key=Version.sort_key)
+    common = set(old) & set(new)
+    gone = [v for v in old if v not in common]
+    came = [v for v in new if v not in common]
+    _, gone, came = _pair(gone, came, _same_version, 100.0)  # a repaired copy: no change
+    moved, gone, came = _pair(gone, came, _same_text, 100.0)
+    same_number, gone, came = _pair(gone, came, _same_number, 100.0)
+    amended, gone, came = _pair(gone, came, _similar, AMEND_THRESHOLD)
+    matched = {(a, b): Match.CHARACTERS for a, b, _ in amended}
+    matched |= {(a, b): Match.RULE for a, b, _ in same_number}
+    # Rewordings and replacements are looked for among card rulings; rules pair by number.
+    rules_gone, gone = _split(gone)
+    rules_came, came = _split(came)
+    texts = Texts([v.text for v in (*gone, *came)], card)
+    merged, gone, came = _replacements(gone, came, texts, merges_only=True)
+    reworded, gone, came = _pair(gone, came, _reworded(texts), WORDS_THRESHOLD)
+    matched |= {(a, b): Match.WORDS for a, b, _ in reworded}
+    replaced, gone, came = _replacements(gone, came, texts, merges_only=False)
+    replaced |= merged
+    gone, came = [*rules_gone, *gone], [*rules_came, *came]
+    amended = sorted(
+        [(a, b, similarity(a.text, b.text)) for a, b, _ in (*amended, *same_number, *reworded)],
+        key=lambda pair: pair[0].sort_key(),
+    )
+    changes = [
+        _change(
+            card, source, ChangeType.RENUMBERED if a.rule_id != b.rule_id else ChangeType.REDATED,
+            old=a, new=b, similarity=score,
+        )
+        for a, b, score in moved
+    ]  # fmt: skip
+    changes += [
+        _change(
+            card, source, ChangeType.AMENDED, old=a, new=b, similarity=score, rule_change=True,
+            silent=a.effective_date == b.effective_date, match=matched[a, b],
+        )
+        for a, b, score in amended
+    ]  # fmt: skip
+    gone = sorted([*gone, *replaced], key=Version.sort_key)
+    carriers = set(replaced.values())
+    came = sorted([*came, *carriers], key=Version.sort_key)
+    changes += [
+        _change(
+            card, source, ChangeType.REMOVED, old=v, rule_change=True,
+            match=Match.CONTAINED if v in replaced else None, replaced_by=replaced.get(v),
+        )
+        for v in gone
+    ]  # fmt: skip
+    structural = bool(amended or gone)
+    changes += [
+        _change(
+            card, source, ChangeType.ADDED, new=v, rule_change=structural,
+            match=Match.CONTAINED if v in carriers else None,
+        )
+        for v in came
+    ]  # fmt: skip
+    return changes
+
+
+def _split(versions: list[Version]) -> tuple[list[Version], list[Version]]:
+    """(rules, rulings) of VERSIONS, each in their order."""
+    return [v for v in versions if v.rule_id], [v for v in versions if not v.rule_id]
+
+
+def _reworded(texts: Texts) -> Callable[[Version, Version], float]:
+    """The rewording score of a pair: 0 when one is far shorter than the other."""
+
+    def score(a: Version, b: Version) -> float:
+        if texts.length_ratio(a.text, b.text) < LENGTH_RATIO:
+            return 0.0
+        return (texts.characters(a.text, b.text) + texts.words(a.text, b.text)) / 2
+
+    return score
+
+
+def _replacements(
+    gone: list[Version], came: list[Version], texts: Texts, *, merges_only: bool
+) -> tuple[dict[Version, Version], list[Version], list[Version]]:
+    """Removed rulings that read inside an added one, mapped to it (the best, ties by order).
+
+    With MERGES_ONLY, only added rulings that carry two removed ones or more: a merge is
+    no rewording, so these are taken out before rewordings are paired.
+    """
+    best: dict[Version, Version] = {}
+    for a in gone:
+        scores = [
+            (texts.contained(a.text, b.text), -j)
+            for j, b in enumerate(came)
+            if texts.length_ratio(a.text, b.text) >= REPLACE_LENGTH_RATIO
+        ]
+        top = max(scores, default=(0.0, 0))
+        if top[0] >= REPLACE_THRESHOLD:
+            best[a] = came[-top[1]]
+    if merges_only:
+        carried = list(best.values())
+        best = {a: b for a, b in best.items() if carried.count(b) > 1}
+    carriers = set(best.values())
+    return best, [v for v in gone if v not in best], [v for v in came if v not in carriers]
+
+
+def _same_text(a: Version, b: Version) -> float:
+    return 100.0 if equivalent(a.text, b.text) else 0.0
+
+
+def _same_version(a: Version, b: Version) -> float:
+    same_place = (a.effective_date, a.rule_id) == (b.effective_date, b.rule_id)
+    return _same_text(a, b) if same_place else 0.0
+
+
+def equivalent(a: str, b: str) -> bool:
+    """The same ruling: the same folded text, or one a stripped-symbol copy of the other.
+
+    A ruling stored before its symbol version was known keeps the hash of its stripped
+    text; when a later run repairs it, the two are one ruling, not an amendment. Two texts
+    that both hold symbols and differ in them ({X} and {2}) are different rulings.
+    """
+    if fold(a) == fold(b):
+        return True
+    return skeleton(a) == skeleton(b) and not (has_symbols(a) and has_symbols(b))
+
+
+def _same_number(a: Version, b: Version) -> float:
+    return 100.0 if a.rule_id is not None and a.rule_id == b.rule_id else 0.0
+
+
+def _similar(a: Version, b: Version) -> float:
+    return similarity(a.text, b.text)
+
+
+def _pair(
+    gone: list[Version],
+    came: list[Version],
+    score: Callable[[Version, Version], float],
+    threshold: float,
+) -> tuple[list[tuple[Version, Version, float]], list[Version], list[Version]]:
+    """Pair old and new versions, best score first (ties by order), at THRESHOLD or above.
+
+    Returns the pairs (ordered by the old version) and the versions left unpaired.
+    """
+    scored = sorted((-score(a, b), i, j) for i, a in enumerate(gone) for j, b in enumerate(came))
+    used_old: dict[int, tuple[int, float]] = {}
+    used_new: set[int] = set()
+    for negative, i, j in scored:
+        if -negative < threshold:
+            break
+        if i not in used_old and j not in used_new:
+            used_old[i] = (j, -negative)
+            used_new.add(j)
+    pairs = [(gone[i], came[j], s) for i, (j, s) in sorted(used_old.items())]
+    left_old = [v for i, v in enumerate(gone) if i not in used_old]
+    left_new = [v for j, v in enumerate(came) if j not in used_new]
+    return pairs, left_old, left_new
+
+
+def _change(
+    card: str | None,
+    source: str,
+    change: ChangeType,
+    *,
+    old: Version | None = None,
+    new: Version | None = None,
+    similarity: float | None = None,
+    rule_change: bool = False,
+    silent: bool = False,
+    first_seen: bool = False,
+    match: Match | None = None,
+    replaced_by: Version | None = None,
+) -> Change:
+    return Change(
+        card, source, change, old, new, similarity, rule_change, silent, first_seen, match,
+        replaced_by,
+    )  # fmt: skip
+
+
+def similarity(a: str, b: str) -> float:
+    """Similarity of two ruling texts, 0-100, ignoring typography."""
+    return round(fuzz.ratio(fold(a), fold(b)), 1)
+
+
+def apply(before: Iterable[Version], changes: Iterable[Change]) -> set[Version]:
+    """Replay CHANGES on the snapshot BEFORE: the inverse of compare()."""
+    snapshot = set(before)
+    for change in changes:
+        if change.old is not None:
+            snapshot.discard(change.old)
+        if change.new is not None:
+            snapshot.add(change.new)
+    return snapshot

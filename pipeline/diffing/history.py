@@ -1,0 +1,359 @@
+"""Snapshots over the stored sightings: each run's changes, current rulings, a card's history."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import lookup
+from pipeline.diffing.diff import Change, ChangeType, Version, compare, group_id
+from pipeline.folding.merge import KEY
+from pipeline.keys import codes, first_rows
+from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+_NULL = "\x00"  # sorts a null card first, as snapshots are compared in that order
+_FIRST_KEYS = ["card", "source", "text_hash", "effective_date", "rule_id"]
+SNAPSHOT = ["card", "source"]
+_VERSION_COLUMNS = ["run", "card", "source", "text_hash", "effective_date", "text", "rule_id"]
+# Rows of changes.parquet: by card (unknown last), source, change type, rule, date, text;
+# unnumbered and undated changes come first.
+_CHANGES_ORDER = ["card", "source", "_rank", "_rule", "_date", "_hash"]
+_NULLS_FIRST = frozenset({"_rule", "_date"})
+_HELD = in_memory("changes")
+_STATE_ORDER, _STATE_NULLS_FIRST = ROW_ORDER["state"]
+
+
+def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
+    """Compare each (card, source) a run read with the last snapshot of it before the run.
+
+    BEFORE holds the last snapshot of each (card, source) (the state; every earlier sighting
+    does as well: the latest run of each snapshot is taken), NEW those of the run; the result is the
+    run's rows of changes.parquet. A (card, source) the run did not read is not compared:
+    a card absent from a run is not removed. A (card, source) never read before is all
+    first sightings, built column-wise without comparing anything.
+    """
+    before_snaps, new_snaps = snapshot_codes([before, new])
+    wanted = pc.is_in(before_snaps, value_set=pc.unique(new_snaps))
+    earlier = before.select(_VERSION_COLUMNS).filter(wanted)
+    earlier = earlier.append_column("_snap", before_snaps.filter(wanted))
+    known = pc.is_in(new_snaps, value_set=pc.unique(earlier["_snap"]))
+    latest = earlier.group_by("_snap", use_threads=False).aggregate([("run", "max")])
+    last_run = dict(zip(latest["_snap"].to_pylist(), latest["run_max"].to_pylist(), strict=True))
+    old = _versions(earlier, lambda snap, run: run == last_run[snap])
+    fresh = _versions(
+        new.select(_VERSION_COLUMNS).append_column("_snap", new_snaps).filter(known),
+        lambda _snap, _run: True,
+    )
+    changes: list[Change] = []
+    for snap, (card, source, versions) in sorted(fresh.items(), key=_by_card_and_source):
+        changes += compare(old[snap][2], versions, card=card, source=source)
+    return _in_order(
+        changes_table(changes, run), new, first_rows(new, _FIRST_KEYS, where=pc.invert(known)), run
+    )
+
+
+def snapshot_codes(tables: list[pa.Table]) -> list[Any]:
+    """Integer codes of each row's snapshot, comparable across TABLES.
+
+    A snapshot is a (card, source). A row with no card but an oracle id (Scryfall rulings
+    read without a catalog) belongs to that oracle id's card: a bulk file is one snapshot
+    per card, not one of every ruling, and a file of other cards removes nothing.
+    """
+    keyed = []
+    for table in tables:
+        oracle = _join(pa.scalar(_ORACLE), table["oracle_id"].cast(pa.string()), "")
+        card = pc.coalesce(table["card"].cast(pa.string()), oracle)
+        keyed.append(pa.Table.from_arrays([card, table["source"]], names=SNAPSHOT))
+    return codes(keyed, SNAPSHOT)
+
+
+_ORACLE = "\x00oracle "  # sorts before every card name
+_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
+
+
+def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The run's changes, the state after it, and the sightings it read too late to compare.
+
+    A (card, source) may come in several versions in one run (files of other as-of dates,
+    such as the releases of an archive): they are compared in as-of order, each with the
+    one before, as if each had been read in a run of its own, and only the latest goes into
+    the state. A version older than the one the state holds is history: its sightings are
+    kept, but it is neither compared nor current. Changes carry the as-of date of the
+    version that showed them.
+    """
+    state_snaps, new_snaps = snapshot_codes([state, new])
+    day = _days(new["as_of"])
+    known, stored_day = _per_snapshot(state_snaps, _days(state["as_of"]), "max")
+    seen_day = pc.take(stored_day, pc.index_in(new_snaps, value_set=known))
+    late: Any = pc.fill_null(pc.less(day, seen_day), False)  # noqa: FBT003
+    on_time: Any = pc.invert(late)
+    current, snaps, day = new.filter(on_time), new_snaps.filter(on_time), day.filter(on_time)
+    snap_ids, first_day = _per_snapshot(snaps, day, "min")
+    _, last_day = _per_snapshot(snaps, day, "max")
+    several: Any = pc.is_in(snaps, value_set=snap_ids.filter(pc.not_equal(first_day, last_day)))
+    single = current.filter(pc.invert(several))
+    parts = [_with_as_of(run_changes(state, single, run), single)] if single.num_rows else []
+    latest = [single.select(STATE.names).cast(state.schema)]
+    if pc.any(several).as_py():
+        versions, version_days = current.filter(several), day.filter(several)
+        before = state.filter(pc.is_in(state_snaps, value_set=pc.unique(snaps.filter(several))))
+        for version_day in pc.unique(version_days).sort().to_pylist():
+            level = versions.filter(pc.equal(version_days, pa.scalar(version_day, pa.date32())))
+            parts.append(_with_as_of(run_changes(before, level, run), level))
+            before = next_state(before, level)
+        latest.append(before)  # each version's latest snapshot
+    changes = pa.concat_tables([_HELD.empty_table(), *parts])
+    [order] = codes([changes], ["card", "source", "as_of"])
+    changes = changes.take(pc.sort_indices(order))  # a stable sort: each part's order stays
+    return changes, next_state(state, pa.concat_tables(latest)), new.filter(late)
+
+
+_NO_DATE = dt.date.min  # an undated version (read before as-of dates were kept) comes first
+
+
+def _days(column: Any) -> Any:  # noqa: ANN401 - a date32 Arrow column in and out
+    return pc.fill_null(column, pa.scalar(_NO_DATE, pa.date32()))
+
+
+def _per_snapshot(snaps: Any, days: Any, how: Literal["min", "max"]) -> tuple[Any, Any]:  # noqa: ANN401
+    """Each snapshot code once, with the min or max (HOW) of DAYS over its rows."""
+    grouped = (
+        pa.table({"_snap": snaps, "_day": days})
+        .group_by("_snap", use_threads=False)
+        .aggregate([("_day", how)])
+    )
+    return grouped["_snap"], grouped[f"_day_{how}"]
+
+
+def _with_as_of(changes: pa.Table, read: pa.Table) -> pa.Table:
+    """CHANGES with the as-of date of the version of their (card, source) in READ."""
+    firsts = read.select([*SNAPSHOT, "as_of"]).take(first_rows(read, SNAPSHOT))
+    change_snaps, read_snaps = codes([changes, firsts], SNAPSHOT)
+    dates = pc.take(firsts["as_of"], pc.index_in(change_snaps, value_set=read_snaps))
+    return changes.set_column(changes.schema.get_field_index("as_of"), "as_of", dates)
+
+
+Snapshot = tuple[str | None, str, list[Version]]
+
+
+def _by_card_and_source(item: tuple[int, Snapshot]) -> tuple[str, str]:
+    card, source, _ = item[1]
+    return (_NULL if card is None else card, source)
+
+
+def _versions(table: pa.Table, keep: Callable[[int, int], bool]) -> dict[int, Snapshot]:
+    out: dict[int, Snapshot] = {}
+    for row in table.to_pylist():
+        if not keep(row["_snap"], row["run"]):
+            continue
+        entry = out.setdefault(row["_snap"], (row["card"], row["source"], []))
+        version = Version(row["text_hash"], row["effective_date"], row["text"], row["rule_id"])
+        entry[2].append(version)
+    return out
+
+
+def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
+    """Arrow rows of changes.parquet for RUN."""
+    rows = [
+        {
+            "run": run,
+            "card": c.card,
+            "source": c.source,
+            "change": c.change.value,
+            "old_text_hash": c.old.text_hash if c.old else None,
+            "new_text_hash": c.new.text_hash if c.new else None,
+            "old_date": c.old.effective_date if c.old else None,
+            "new_date": c.new.effective_date if c.new else None,
+            "old_rule_id": c.old.rule_id if c.old else None,
+            "new_rule_id": c.new.rule_id if c.new else None,
+            "similarity": c.similarity,
+            "rule_change": c.rule_change,
+            "silent": c.silent,
+            "first_seen": c.first_seen,
+            "group": c.group,
+            "match": c.match.value if c.match else None,
+            "replaced_by": c.replaced_by.text_hash if c.replaced_by else None,
+            "old_text": c.old.text if c.old else None,
+            "new_text": c.new.text if c.new else None,
+        }
+        for c in changes
+    ]
+    return pa.Table.from_pylist(rows, schema=CHANGES)
+
+
+def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa.Table:  # noqa: ANN401
+    """The compared changes, and NEW's rows at ADDITIONS as added, in changelog order.
+
+    Additions of snapshots read for the first time do not repeat their texts (a first
+    ingest would store every text twice): `new_text` is null and the text is the ruling's,
+    by `new_text_hash`. A first ingest makes as many of them as it reads rulings, so they
+    are sorted by integer codes and each column is gathered once, straight from NEW.
+    """
+    count, known = len(additions), compared.num_rows
+    rank = {t.value: n for n, t in enumerate(ChangeType)}
+    ours: list[Any] = [
+        compared["card"],
+        compared["source"],
+        lookup(compared["change"], rank, pa.int64()),
+        pc.coalesce(compared["new_rule_id"], compared["old_rule_id"]),
+        pc.coalesce(compared["new_date"], compared["old_date"]),
+        pc.coalesce(compared["new_text_hash"], compared["old_text_hash"]),
+    ]
+    added_rank = pa.repeat(pa.scalar(rank[ChangeType.ADDED], pa.int64()), new.num_rows)
+    theirs: list[Any] = [new["card"], new["source"], added_rank, new["rule_id"],
+                         new["effective_date"], new["text_hash"]]  # fmt: skip
+    keys = [pa.Table.from_arrays(columns, names=_CHANGES_ORDER) for columns in (ours, theirs)]
+    compared_codes, new_codes = codes(keys, _CHANGES_ORDER, nulls_first=_NULLS_FIRST)
+    both = pa.chunked_array([*compared_codes.chunks, *pc.take(new_codes, additions).chunks])
+    order: Any = pc.sort_indices(both).cast(pa.int64())
+    # ORDER points into the compared rows, then the additions; WHERE into compared, then NEW.
+    offset = pa.scalar(known, pa.int64())
+    nth_added = pc.if_else(pc.greater_equal(order, offset), pc.subtract(order, offset), None)
+    where = pc.coalesce(pc.add(pc.take(additions, nth_added), offset), order)
+
+    def gathered(name: str, from_new: Any) -> Any:  # noqa: ANN401
+        # NEW's columns may be dictionary-encoded: gathered as they are, never decoded whole.
+        ours = compared[name].cast(from_new.type).chunks
+        column = pc.take(pa.chunked_array([*ours, *from_new.chunks], from_new.type), where)
+        return column.cast(_HELD.field(name).type)
+
+    def constant(name: str, value: Any) -> Any:  # noqa: ANN401
+        kind = _HELD.field(name).type
+        added = pa.repeat(pa.scalar(value, CHANGES.field(name).type), count).cast(kind)
+        return pc.take(pa.chunked_array([*compared[name].cast(kind).chunks, added], kind), order)
+
+    columns: dict[str, Any] = {
+        "card": gathered("card", new["card"]),
+        "source": gathered("source", new["source"]),
+        "new_text_hash": gathered("new_text_hash", new["text_hash"]),
+        "new_date": gathered("new_date", new["effective_date"]),
+        "new_rule_id": gathered("new_rule_id", new["rule_id"]),
+        "run": constant("run", run),
+        "change": constant("change", ChangeType.ADDED.value),
+        "rule_change": constant("rule_change", value=False),
+        "silent": constant("silent", value=False),
+        "first_seen": constant("first_seen", value=True),
+    }  # fmt: skip
+    groups = _addition_groups(new, additions)
+    ours = compared["group"].cast(groups.type).chunks
+    columns["group"] = pc.take(pa.chunked_array([*ours, groups], groups.type), order)
+    # The rest are empty for additions: old sides, similarity, texts.
+    for name in CHANGES.names:
+        if name not in columns:
+            columns[name] = constant(name, None)
+    return pa.Table.from_pydict(columns, schema=_HELD)
+
+
+def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow in and out
+    """The group of each addition at ROWS of NEW: one id per distinct (text, rule number)."""
+    [pairs] = codes([new], ["text_hash", "rule_id"])
+    pairs = pc.take(pairs, rows)
+    firsts = (
+        pa.table({"_pair": pairs, "_row": rows})
+        .group_by("_pair", use_threads=False)
+        .aggregate([("_row", "min")])
+    )
+    sides = new.select(["text_hash", "rule_id"]).take(firsts["_row_min"]).to_pylist()
+    ids = [group_id(ChangeType.ADDED, None, (s["text_hash"], None, s["rule_id"])) for s in sides]
+    at = pc.index_in(pairs, value_set=firsts["_pair"])
+    return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
+
+
+def with_current(rulings: pa.Table, state: pa.Table) -> pa.Table:
+    """Add `current`: the ruling is in the latest snapshot of a (card, source) that read it.
+
+    STATE holds exactly those latest snapshots (see next_state).
+    """
+    ruling_codes, state_codes = codes([rulings, state.select(KEY)], KEY)
+    flags = pc.is_in(ruling_codes, value_set=pc.unique(state_codes))
+    return rulings.append_column("current", flags)
+
+
+def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
+    """The last snapshot of each (card, source) once NEW, a run's sightings, is added.
+
+    A snapshot the run read replaces the one STATE held; the others stay as they were.
+    Rows are ordered by card, source, path and position (nulls first), whatever came when.
+    """
+    state_snaps, new_snaps = snapshot_codes([state, new])
+    kept = state.filter(pc.invert(pc.is_in(state_snaps, value_set=pc.unique(new_snaps))))
+    return _state_order(pa.concat_tables([kept, new.select(STATE.names).cast(kept.schema)]))
+
+
+def state_from_sightings(sightings: pa.Table) -> pa.Table:
+    """The state of a dataset whose every sighting is at hand (an upgrade from version 3)."""
+    [snaps] = snapshot_codes([sightings])
+    runs = sightings.select(["run"]).append_column("_snap", snaps)
+    latest = runs.group_by("_snap", use_threads=False).aggregate([("run", "max")])
+    wanted = pc.take(latest["run_max"], pc.index_in(snaps, value_set=latest["_snap"]))
+    rows = sightings.filter(pc.equal(sightings["run"], wanted)).select(STATE.names)
+    return _state_order(rows.cast(in_memory("state")))
+
+
+def _state_order(state: pa.Table) -> pa.Table:
+    [order] = codes([state], _STATE_ORDER, nulls_first=_STATE_NULLS_FIRST)
+    return state.take(pc.sort_indices(order))
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One version of one ruling of a card, in one source, with when it came and went.
+
+    A source's versions are ordered by as-of date, then run: an archive read in one run
+    still shows its releases one after the other.
+    """
+
+    source: str
+    text_hash: str
+    effective_date: dt.date | None
+    text: str
+    appeared: int
+    disappeared: int | None  # the run of the first later version of its source without it
+    as_of: dt.date | None = None  # the as-of date of the version it first appeared in
+    gone_as_of: dt.date | None = None  # the as-of date of that later version
+    translates: str | None = None  # a translation's English original
+    translates_fate: str | None = None  # "current", or when the original was amended or removed
+
+
+_VersionKey = tuple[dt.date, int]
+
+
+def card_history(sightings: pa.Table, card: str) -> list[HistoryEntry]:
+    """Every version of every ruling of CARD, oldest first."""
+    rows = sightings.filter(pc.field("card") == card).to_pylist()
+    versions_of: dict[str, set[_VersionKey]] = defaultdict(set)
+    seen: dict[tuple[str, str, dt.date | None], list[_VersionKey]] = defaultdict(list)
+    texts: dict[tuple[str, str, dt.date | None], str] = {}
+    for row in rows:
+        version = (row["as_of"] or _NO_DATE, row["run"])
+        versions_of[row["source"]].add(version)
+        key = (row["source"], row["text_hash"], row["effective_date"])
+        seen[key].append(version)
+        texts.setdefault(key, row["text"])
+    entries = []
+    for (source, text_hash, date), versions in seen.items():
+        first, last = min(versions), max(versions)
+        later = [v for v in sorted(versions_of[source]) if v > last]
+        gone = later[0] if later else None
+        entries.append(
+            HistoryEntry(source, text_hash, date, texts[(source, text_hash, date)], first[1],
+                         gone[1] if gone else None, _dated(first[0]),
+                         _dated(gone[0]) if gone else None)
+        )  # fmt: skip
+    return sorted(entries, key=_entry_order)
+
+
+def _entry_order(e: HistoryEntry) -> tuple[object, ...]:
+    return (e.as_of or _NO_DATE, e.appeared, e.source, e.effective_date or _NO_DATE, e.text_hash)
+
+
+def _dated(day: dt.date) -> dt.date | None:
+    return None if day == _NO_DATE else day

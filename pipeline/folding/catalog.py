@@ -1,0 +1,244 @@
+"""A card catalog: English names, oracle ids and localized names, and what they settle."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import lookup, replace_column, strings
+from pipeline.errors import InputError, UsageError
+from pipeline.folding.infer import NameIndex, Verdict, describe, evidence, infer
+from pipeline.models import CardOrigin, Kind, SourceHints
+from pipeline.reading import read
+from pipeline.reading.parsers import mtgjson
+from pipeline.reading.parsers._json import items, top_level
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from pathlib import Path
+
+_LOWER_WORD = re.compile(r"\b[a-z]+\b")
+_TYPE_WORD = re.compile(r"[^\W\d_][\w'\-]*")
+_LISTED = 5  # candidates named in a warning
+
+
+@dataclass(slots=True)
+class Catalog:
+    """Names and ids of the cards in one or more catalog files."""
+
+    english: dict[str, str] = field(default_factory=dict)  # casefolded name -> English name
+    oracle_of: dict[str, str] = field(default_factory=dict)  # English name -> oracle id
+    name_of: dict[str, str] = field(default_factory=dict)  # oracle id -> English name
+    index: NameIndex = field(default_factory=NameIndex)  # English and face names, for inference
+    _texts: set[str] = field(default_factory=set)  # rules texts whose words were counted
+
+    def add(
+        self,
+        name: str,
+        oracle_id: str | None,
+        localized: Iterable[str] = (),
+        faces: Iterable[str] = (),
+        *,
+        legendary: bool = False,
+    ) -> None:
+        """Record a card by its English name, with its oracle id, localized and face names."""
+        self.english.setdefault(name.casefold(), name)
+        for local in localized:
+            self.english.setdefault(local.casefold(), name)
+        if oracle_id:
+            self.oracle_of.setdefault(name, oracle_id)
+            self.name_of.setdefault(oracle_id, name)
+        for surface in (name, *faces):
+            self.index.add(surface, name)
+            short = _short_name(surface, legendary=legendary)
+            if short:
+                self.index.add(short, name, alias=True)
+
+    def describe(self, terms: Iterable[str], text: str | None) -> None:
+        """Note a card's keywords and types, and the ordinary words of its rules text."""
+        self.index.terms.update(t.casefold() for t in terms)
+        if text and text not in self._texts:
+            self._texts.add(text)
+            self.index.ordinary.update(_LOWER_WORD.findall(text))
+
+
+def _short_name(name: str, *, legendary: bool) -> str | None:
+    """What rulings call a legendary person: "Klothys" for "Klothys, God of Destiny"."""
+    if "//" in name:
+        return None
+    if "," in name:
+        return name.split(",", 1)[0].strip() or None
+    first, _, rest = name.partition(" ")
+    # "Basri" for "Basri Ket"; "The Tenth Doctor" and "Chandra's Regulator" are written out.
+    return first if legendary and rest and first.isalpha() and first != "The" else None
+
+
+class _Entry(NamedTuple):
+    name: str
+    oracle: str | None
+    localized: list[str]
+    faces: list[str]
+    terms: list[str]  # keywords, ability words, types, subtypes, supertypes
+    text: str | None  # the rules text
+
+
+def load_catalog(paths: Iterable[Path]) -> Catalog:
+    """Read MTGJSON (set, AllPrintings, AtomicCards) or Scryfall cards JSON files."""
+    catalog = Catalog()
+    for path in paths:
+        try:
+            doc = read.to_document(str(path), path.read_bytes(), SourceHints())
+            for entry in _cards(doc):
+                # Rulings shorten the names of legendary creatures and planeswalkers.
+                legendary = "Legendary" in entry.terms and bool(
+                    {"Creature", "Planeswalker"} & set(entry.terms)
+                )
+                catalog.add(
+                    entry.name, entry.oracle, entry.localized, entry.faces, legendary=legendary
+                )
+                catalog.describe(entry.terms, entry.text)
+        except (OSError, InputError) as exc:
+            msg = f"{path}: cannot read the catalog ({exc})"
+            raise UsageError(msg) from exc
+    return catalog
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _text(card: dict[str, Any], key: str) -> str | None:
+    value = card.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _cards(doc: Any) -> Iterator[_Entry]:  # noqa: ANN401
+    if mtgjson.detect(doc):
+        for card in mtgjson.cards(doc):
+            name = card.get("name")
+            if isinstance(name, str):
+                foreign = card.get("foreignData") or []
+                local = [
+                    f["name"]
+                    for f in foreign
+                    if isinstance(f, dict) and isinstance(f.get("name"), str)
+                ]
+                terms = [
+                    *_strings(card.get("keywords")),
+                    *_strings(card.get("types")),
+                    *_strings(card.get("subtypes")),
+                    *_strings(card.get("supertypes")),
+                ]
+                faces = _strings([card.get("faceName")])
+                yield _Entry(
+                    name, mtgjson.oracle_id(card), local, faces, terms, _text(card, "text")
+                )
+        return
+    kind, keys = top_level(doc.data) if doc.data else ("", {})
+    prefix = "data.item" if kind == "map" and keys.get("object") == "list" else "item"
+    if kind not in {"map", "array"}:
+        raise InputError(doc.path, "not MTGJSON nor Scryfall cards JSON")
+    for card in items(doc.data, prefix, doc.path):
+        if isinstance(card, dict) and isinstance(card.get("name"), str):
+            local = _strings([card.get("printed_name")])
+            oracle = _text(card, "oracle_id")
+            sides = card.get("card_faces")
+            names = (
+                [f.get("name") for f in sides if isinstance(f, dict)]
+                if isinstance(sides, list)
+                else []
+            )
+            terms = _strings(card.get("keywords")) + _TYPE_WORD.findall(
+                _text(card, "type_line") or ""
+            )
+            yield _Entry(
+                card["name"], oracle, local, _strings(names), terms, _text(card, "oracle_text")
+            )
+
+
+def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, list[str]]:
+    """Settle cards with the catalog: English names, oracle ids, and inferred cards.
+
+    Without a catalog only the rows that name no card but an oracle id are reported.
+    """
+    warnings: list[str] = []
+    if catalog is not None and table.num_rows:
+        table = _inferred(table, catalog, warnings)
+        cards = {c for c in table["card"].to_pylist() if c}
+        english = {
+            c: catalog.english[c.casefold()] for c in cards if c.casefold() in catalog.english
+        }
+        table = replace_column(
+            table, "card", pc.coalesce(lookup(table["card"], english), table["card"])
+        )
+        by_oracle = lookup(table["oracle_id"], catalog.name_of)
+        named = pc.and_(pc.is_null(table["card"]), pc.is_valid(by_oracle))
+        table = replace_column(
+            table, "card_origin", pc.if_else(named, CardOrigin.DATA.value, table["card_origin"])
+        )
+        table = replace_column(table, "card", pc.coalesce(table["card"], by_oracle))
+        oracle = lookup(table["card"], catalog.oracle_of)
+        table = replace_column(table, "oracle_id", pc.coalesce(table["oracle_id"], oracle))
+    no_card = pc.is_null(table["card"])
+    orphans = table.filter(pc.and_(no_card, pc.is_valid(table["oracle_id"])))
+    warnings += [
+        f"{path}: {count} rulings name only an oracle id; card left empty, oracle id kept "
+        "(pass --catalog with a Scryfall or MTGJSON file to name them)"
+        for path, count in sorted(Counter(strings(orphans["source_path"])).items())
+    ]
+    unnamed = pc.and_(pc.and_(no_card, pc.is_null(table["oracle_id"])), _is_ruling(table))
+    for path in sorted(set(strings(table.filter(unnamed)["source_path"]))):
+        warnings.append(
+            f"{path}: no card: the title is not a card name and no manifest or catalog names one"
+        )
+    return table, warnings
+
+
+def _is_ruling(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow boolean array
+    return pc.equal(table["kind"], pa.scalar(Kind.RULING.value))
+
+
+def _inferred(table: pa.Table, catalog: Catalog, warnings: list[str]) -> pa.Table:
+    """Give documents with no card the catalog card their rulings refer to as themselves."""
+    unknown = pc.and_(pc.is_null(table["card"]), _is_ruling(table))
+    if not pc.any(unknown).as_py():
+        return table
+    texts: dict[str, list[str]] = defaultdict(list)
+    for path, text in zip(strings(table.filter(unknown)["source_path"]),
+                          strings(table.filter(unknown)["text"]), strict=True):  # fmt: skip
+        texts[path].append(text)
+    found: dict[str, str] = {}
+    for path, verdict in sorted(infer(texts, catalog.index).items()):
+        found.update(_report(path, verdict, warnings))
+    if not found:
+        return table
+    guess = pc.if_else(unknown, lookup(table["source_path"], found), pa.scalar(None, pa.string()))
+    hit = pc.is_valid(guess)
+    table = replace_column(
+        table, "card_origin", pc.if_else(hit, CardOrigin.INFERRED.value, table["card_origin"])
+    )
+    table = replace_column(table, "card_printed", pc.coalesce(table["card_printed"], guess))
+    return replace_column(table, "card", pc.coalesce(table["card"], guess))
+
+
+def _report(path: str, verdict: Verdict, warnings: list[str]) -> dict[str, str]:
+    """The warning that shows a reviewer the evidence (or its lack); the card, if chosen."""
+    best = verdict.candidates[0]
+    if verdict.card is not None:
+        warnings.append(f"{path}: card {verdict.card} inferred from its rulings ({evidence(best)})")
+        return {path: verdict.card}
+    listed = "; ".join(describe(c) for c in verdict.candidates[:_LISTED])
+    more = len(verdict.candidates) - _LISTED
+    listed += f"; and {more} more" if more > 0 else ""
+    reason = (
+        "no clear margin between the candidates"
+        if best.evidence
+        else "no ruling refers to a catalog card as itself"
+    )
+    warnings.append(f"{path}: no card inferred ({reason}): {listed}")
+    return {}

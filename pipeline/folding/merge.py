@@ -1,0 +1,112 @@
+"""Folding a run's sightings into the deduplicated rulings: keys, languages, rule dates."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import distinct_texts, lookup, replace_column, strings
+from pipeline.keys import codes, first_rows
+from pipeline.reading.sightings import RULING_TEXT
+from pipeline.schema import ROW_ORDER, RULINGS, in_memory, make_schema
+from pipeline.text.language import detect_language
+from pipeline.text.normalize import SYMBOL_PATTERN
+
+KEY = ["text_hash", "card", "effective_date"]
+# Rulings are ordered by these, ascending; nulls (unknown card, undated) sort last.
+_ORDER, _ = ROW_ORDER["rulings"]
+# The rulings columns merge_rulings() builds; `current` is added from the snapshots.
+MERGED = [name for name in RULINGS.names if name != "current"]
+_MERGED_SCHEMA = pa.schema([in_memory("rulings").field(name) for name in MERGED])
+_FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
+_COUNTERS = ["first_run", "last_run", "sightings"]
+
+
+def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
+    """Fold new sightings into the rulings: one row per (text_hash, card, effective_date).
+
+    Null key parts compare equal. Descriptive columns come from the earliest sighting
+    (existing rows first, then new ones in source-path and position order), so the
+    result does not depend on how the inputs were listed.
+    """
+    fresh = (
+        sightings.select(KEY + _FIRST)
+        .set_column(len(KEY) + _FIRST.index("text"), "text", sightings[RULING_TEXT])
+        .append_column("first_run", sightings["run"])
+        .append_column("last_run", sightings["run"])
+        .append_column("sightings", pa.repeat(pa.scalar(1, pa.int64()), sightings.num_rows))
+    )
+    combined = pa.concat_tables(
+        [existing.select(MERGED).cast(_MERGED_SCHEMA), fresh.select(MERGED).cast(_MERGED_SCHEMA)]
+    )
+    # Group integer codes of the keys, with the counters; codes sort as the keys do, so
+    # every column is then gathered once, from each key's first row, in the rulings' order.
+    [key_codes] = codes([combined], _ORDER)
+    counters = combined.select(_COUNTERS).append_column("_key", key_codes)
+    counters = counters.append_column("_row", pa.array(range(combined.num_rows), pa.int64()))
+    grouped = counters.group_by("_key", use_threads=False).aggregate(
+        [("_row", "min"), ("first_run", "min"), ("last_run", "max"), ("sightings", "sum")]
+    )
+    order = pc.sort_indices(grouped["_key"])
+    merged = combined.take(pc.take(grouped["_row_min"], order))
+    totals = ("first_run_min", "last_run_max", "sightings_sum")
+    for name, total in zip(_COUNTERS, totals, strict=True):
+        merged = replace_column(merged, name, pc.take(grouped[total], order))
+    return merged
+
+
+def texts_with_symbols(rulings: pa.Table) -> list[str]:
+    """The stored texts that hold a symbol such as {X}: what stripped copies can match."""
+    texts = pa.array(distinct_texts(rulings["text"]), pa.string())
+    return strings(texts.filter(pc.match_substring_regex(texts, SYMBOL_PATTERN)))
+
+
+def known_languages(rulings: pa.Table) -> dict[str, str]:
+    """Map each stored text hash to its language, so no text is detected twice."""
+    chosen = rulings.select(["text_hash", "lang"]).take(first_rows(rulings, ["text_hash"]))
+    pairs = zip(chosen["text_hash"].to_pylist(), chosen["lang"].to_pylist(), strict=True)
+    return {str(h): str(lang) for h, lang in pairs}
+
+
+def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
+    """Fill `lang` where the source declared none: once per distinct ruling text.
+
+    KNOWN maps text hashes to the languages the dataset already holds.
+    """
+    firsts = first_rows(sightings, ["text_hash"], where=pc.is_null(sightings["lang"]))
+    texts = sightings[RULING_TEXT].take(firsts)
+    text_hashes = sightings["text_hash"].take(firsts)
+    langs = dict(known)
+    for text_hash, text in zip(strings(text_hashes), strings(texts), strict=True):
+        if text_hash not in langs:
+            langs[text_hash] = detect_language(text)
+    found = lookup(sightings["text_hash"], langs)
+    return replace_column(sightings, "lang", pc.coalesce(sightings["lang"], found))
+
+
+def carry_rule_dates(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
+    """Give each rule the date of the first release that had its text.
+
+    A release's date is not a per-rule date: a rule whose words did not change keeps
+    the row it had, so a new release shows only its real changes.
+    """
+    shape = make_schema(
+        [pa.field("text_hash", pa.string()), pa.field("effective_date", pa.date32())]
+    )
+    numbered = [
+        t.filter(pc.is_valid(t["rule_id"])).select(shape.names).cast(shape)
+        for t in (rulings, sightings)
+    ]
+    known = pa.concat_tables(numbered)
+    known = known.filter(pc.is_valid(known["effective_date"]))
+    if not known.num_rows:
+        return sightings
+    first = known.group_by("text_hash").aggregate([("effective_date", "min")])
+    dates = dict(
+        zip(strings(first["text_hash"]), first["effective_date_min"].to_pylist(), strict=True)
+    )
+    earliest = lookup(sightings["text_hash"], dates, pa.date32())
+    carried = pc.if_else(pc.is_valid(sightings["rule_id"]), earliest, sightings["effective_date"])
+    return replace_column(
+        sightings, "effective_date", pc.coalesce(carried, sightings["effective_date"])
+    )

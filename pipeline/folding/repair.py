@@ -1,0 +1,105 @@
+"""Re-key rulings whose mana symbols a scraper stripped to the same ruling with its symbols."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import as_dictionary, distinct_texts, lookup, replace_column, strings
+from pipeline.reading.sightings import RULING_TEXT
+from pipeline.schema import make_schema
+from pipeline.text.normalize import SYMBOL_PATTERN, hash_clean, skeleton, text_hash
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+def repair_map(
+    stripped_hashes: Iterable[str], known_texts: Iterable[str]
+) -> tuple[dict[str, tuple[str, str]], dict[str, int]]:
+    """Match texts without symbols to the one ruling with symbols they are a stripped copy of.
+
+    STRIPPED_HASHES are the text hashes of texts without symbols; KNOWN_TEXTS are texts
+    with symbols (from the dataset and the run). The skeleton of a text without symbols is
+    its folded text, so its text hash is the hash of its skeleton: only the few texts with
+    symbols need a skeleton computed. Returns {stripped hash: (ruling hash, ruling text)}
+    for texts that match exactly one ruling, and for those that match several, how many.
+    """
+    index: dict[str, dict[str, str]] = defaultdict(dict)
+    for text in known_texts:
+        index[hashlib.sha256(skeleton(text).encode("utf-8")).hexdigest()][text_hash(text)] = text
+    repaired: dict[str, tuple[str, str]] = {}
+    unsure: dict[str, int] = {}
+    for old_hash in stripped_hashes:
+        candidates = index.get(old_hash, {})
+        if len(candidates) == 1:
+            [(new_hash, new_text)] = candidates.items()
+            repaired[old_hash] = (new_hash, new_text)
+        elif candidates:
+            unsure[old_hash] = len(candidates)
+    return repaired, unsure
+
+
+def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[str]]:
+    """Re-key the sightings in TABLE that are stripped copies of a ruling with symbols.
+
+    Their `text_hash` becomes the ruling's, `repaired_from` keeps the hash they were read
+    with and `ruling_text` the ruling's text; `text` stays as read. A gap that matches
+    several rulings is stored as read, with a warning.
+    """
+    # Texts are looked at once each (the column's distinct values), never row by row.
+    values = pa.array(distinct_texts(table["text"]), pa.string())
+    symbol_texts = strings(values.filter(pc.match_substring_regex(values, SYMBOL_PATTERN)))
+    known = {*known_texts, *symbol_texts}
+    if not known:
+        return table, []
+    symbol_hashes = pa.array([hash_clean(text) for text in symbol_texts], pa.string())
+    hashes = pc.unique(table["text_hash"])
+    plain = hashes.filter(pc.invert(pc.is_in(hashes, value_set=symbol_hashes)))
+    repaired, unsure = repair_map(strings(plain), known)
+    places = table.select(["text_hash", "source_path", "position"])
+    doubtful = places.filter(
+        pc.is_in(places["text_hash"], value_set=pa.array(list(unsure), pa.string()))
+    )
+    plain_text = [pa.field(name, pa.string()) for name in ("text_hash", "source_path")]
+    doubtful = doubtful.cast(make_schema([*plain_text, places.field(2)]))
+    firsts = doubtful.group_by("text_hash", use_threads=False).aggregate(
+        [("source_path", "first"), ("position", "first")]
+    )
+    where = zip(
+        strings(firsts["text_hash"]),
+        strings(firsts["source_path_first"]),
+        firsts["position_first"].to_pylist(),
+        strict=True,
+    )
+    warnings = [
+        f"{path} #{position}: a stripped symbol matches {unsure[h]} different rulings; "
+        "stored as read"
+        for h, path, position in where
+    ]
+    if not repaired:
+        return table, warnings
+    hit = pc.is_valid(lookup(table["text_hash"], {h: h for h in repaired}))
+    table = replace_column(
+        table, "repaired_from", pc.if_else(hit, table["text_hash"], table["repaired_from"])
+    )
+    table = replace_column(table, RULING_TEXT, _with_texts(table, repaired))
+    new_hash = lookup(table["text_hash"], {h: new for h, (new, _) in repaired.items()})
+    hashes = pc.dictionary_encode(pc.coalesce(new_hash, table["text_hash"]))
+    return replace_column(table, "text_hash", hashes), warnings
+
+
+def _with_texts(table: pa.Table, repaired: dict[str, tuple[str, str]]) -> Any:  # noqa: ANN401
+    """The ruling_text column with the repaired rows pointing at their rulings' texts."""
+    column = as_dictionary(table[RULING_TEXT])
+    dictionary = pa.concat_arrays(
+        [column.dictionary, pa.array([text for _, text in repaired.values()], pa.string())]
+    )
+    extra = {h: str(len(column.dictionary) + n) for n, h in enumerate(repaired)}
+    at = pc.cast(lookup(table["text_hash"], extra), pa.int32())
+    indices = pc.coalesce(at, column.indices)
+    return pa.DictionaryArray.from_arrays(indices, dictionary)

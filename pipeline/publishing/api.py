@@ -1,0 +1,185 @@
+"""The Python API for analysts: the dataset as pandas DataFrames, or as DuckDB views."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.publishing.dataset import load_history, require_dataset
+from pipeline.schema import PARTITIONED, TABLES
+from pipeline.storage import store
+
+if TYPE_CHECKING:
+    import duckdb
+
+
+def _frame(table: pa.Table) -> pd.DataFrame:
+    """A DataFrame with pyarrow-backed dtypes: strings stay strings, dates stay dates."""
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+class Dataset:
+    """A dataset folder written by `pipeline ingest`, opened read-only.
+
+    It pins the version in force when it is opened: every method reads that version,
+    whatever runs commit meanwhile (for as long as commit.RETAIN_SECONDS keeps it after it
+    is superseded). Open the dataset again to see later runs.
+    """
+
+    def __init__(self, path: str | Path = "normalized") -> None:
+        self.path = Path(path)
+        require_dataset(self.path)
+        self._version = store.open_version(self.path)
+        for name in store.VERSIONED:  # fail now, with the file's name, not in a notebook
+            self._version.table(name).schema  # noqa: B018 - read to validate
+
+    def __repr__(self) -> str:
+        return f"Dataset({str(self.path)!r})"
+
+    @property
+    def last_run(self) -> int:
+        """The latest run of the pinned version (0 before the first)."""
+        return self._version.last_run
+
+    def _table(self, name: str, **options: Any) -> pa.Table:  # noqa: ANN401
+        # Plain strings for analysts (the stages hold `text` dictionary-encoded).
+        return self._version.table(name, **options).cast(TABLES[name])
+
+    def rulings(
+        self,
+        *,
+        current_only: bool = True,
+        card: str | None = None,
+        lang: str | None = None,
+        kind: str | None = None,
+    ) -> pd.DataFrame:
+        """One row per ruling key; by default only today's rulings (`current`)."""
+        table = self._table("rulings")
+        conditions = [
+            (current_only, pc.field("current")),
+            (card is not None, pc.field("card") == card),
+            (lang is not None, pc.field("lang") == lang),
+            (kind is not None, pc.field("kind") == kind),
+        ]
+        for wanted, condition in conditions:
+            if wanted:
+                table = table.filter(condition)
+        return _frame(table)
+
+    def sightings(self) -> pd.DataFrame:
+        """Every ruling read, in every run."""
+        return _frame(self._table("sightings"))
+
+    def changes(
+        self,
+        *,
+        run: int | None = None,
+        since: dt.date | str | None = None,
+        rule_changes_only: bool = False,
+    ) -> pd.DataFrame:
+        """Changes of one run, of the runs started since a date, or of all runs."""
+        chosen: list[int] | None = None if run is None else [run]
+        if since is not None:
+            day = dt.date.fromisoformat(since) if isinstance(since, str) else since
+            runs = self._table("runs").to_pylist()
+            later = [r["run"] for r in runs if r["started_at"].date() >= day]
+            chosen = later if chosen is None else [r for r in chosen if r in later]
+        table = self._table("changes", runs=chosen)
+        if rule_changes_only:
+            table = table.filter(pc.field("rule_change"))
+        return _frame(table)
+
+    def translations(self, *, card: str | None = None, stale_only: bool = False) -> pd.DataFrame:
+        """Each non-English ruling beside the English one it translates (null when unsure).
+
+        STALE_ONLY keeps the translations whose original is no longer current.
+        """
+        table = self._table("translations")
+        if card is not None:
+            table = table.filter(pc.field("card") == card)
+        if stale_only:
+            table = table.filter(pc.field("original_current") == False)  # noqa: E712 - Arrow
+        return _frame(table)
+
+    def history(self, card: str) -> pd.DataFrame:
+        """Every version of every ruling of CARD, oldest first, with when it came and went."""
+        entries = [asdict(e) for e in load_history(self.path, card, self._version)]
+        return pd.DataFrame(entries).convert_dtypes(dtype_backend="pyarrow")
+
+    def runs(self) -> pd.DataFrame:
+        """One row per run: when, what it read, what it found."""
+        return _frame(self._table("runs"))
+
+    def duckdb(self) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB connection with views rulings, sightings, changes, runs, files."""
+        try:
+            import duckdb  # noqa: PLC0415 - an optional extra
+        except ImportError as exc:
+            msg = "Dataset.duckdb() needs DuckDB: pip install '.[analysis]'"
+            raise ImportError(msg) from exc
+        connection = duckdb.connect()
+        version = self._version
+        for name in TABLES:
+            columns = ", ".join(f'"{column}"' for column in TABLES[name].names)
+            if name in PARTITIONED and not store.legacy(self.path, version.base):
+                if not store.part_runs(self.path, name):
+                    connection.from_arrow(TABLES[name].empty_table()).create_view(name)
+                    continue
+                pattern = _quoted(store.path_of(self.path, name) / "*" / store.PART)
+                source = (
+                    f"read_parquet({pattern}, hive_partitioning = true, "
+                    f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run}"
+                )
+            else:  # one file or a folder of segments, whatever version wrote it: as it is
+                found = store.path_of(version.base, name)
+                if not found.exists():
+                    found = version.base / f"{name}.parquet"  # kept as one file before
+                if not found.exists():  # older than the table
+                    connection.from_arrow(TABLES[name].empty_table()).create_view(name)
+                    continue
+                path = _quoted(found / "*.parquet" if found.is_dir() else found)
+                connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
+                continue
+            if name == "sightings":  # texts left out on disk are their ruling's, by its key
+                connection.execute(_sightings_view(pattern, version.last_run))
+                continue
+            # Names are our tables' and columns', paths are quoted: no injection.
+            connection.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")  # noqa: S608
+        return connection
+
+
+def _sightings_view(pattern: str, last_run: int) -> str:
+    """The DuckDB view of the sightings parts, each left-out text taken from its ruling."""
+    columns = ", ".join(
+        "coalesce(s.text, r.text) AS text" if column == "text" else f's."{column}"'
+        for column in TABLES["sightings"].names
+    )
+    same_key = " AND ".join(
+        f"s.{part} IS NOT DISTINCT FROM r.{part}"
+        for part in ("text_hash", "card", "effective_date")
+    )
+    # The path is quoted and the rest is ours: no injection.
+    return (
+        f"CREATE VIEW sightings AS SELECT {columns} FROM read_parquet({pattern}, "  # noqa: S608
+        f"hive_partitioning = true, hive_types = {{'run': BIGINT}}) AS s "
+        f"LEFT JOIN rulings AS r ON {same_key} WHERE s.run <= {last_run} "
+        "ORDER BY s.run, s.source_path, s.position"
+    )
+
+
+def _quoted(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def open_dataset(path: str | Path = "normalized") -> Dataset:
+    """Open the dataset in PATH; a missing or foreign folder raises a UsageError or StoreError."""
+    return Dataset(path)
+
+
+__all__ = ["Dataset", "open_dataset"]

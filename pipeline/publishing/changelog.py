@@ -1,0 +1,269 @@
+"""Changesets: the changes of some runs, grouped, with the rule changes that explain them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import strings
+from pipeline.diffing.diff import ChangeType, Match
+
+# A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
+# are linked: the 2024 suspend rulings (2024-02-02) and rule 702.62a (effective 2024-02-02).
+LINK_WINDOW = dt.timedelta(days=45)
+_KEYWORD_WORDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One change, as it happened on one or more cards (or in the rules)."""
+
+    group: str
+    change: ChangeType
+    rule_change: bool
+    silent: bool
+    old_text: str | None
+    new_text: str | None
+    old_date: dt.date | None
+    new_date: dt.date | None
+    old_rule_id: str | None
+    new_rule_id: str | None
+    similarity: float | None
+    cards: tuple[tuple[str | None, str], ...]  # (card, source), sorted
+    changes: int  # card-level changes in the group
+    explained_by: tuple[str, ...] = ()  # rule changes that explain a ruling change
+    lang: str | None = None  # the language of the text, where the dataset knows it
+    match: str | None = None  # how an amendment's rulings were paired (diff.Match)
+    replaced: tuple[str, ...] = ()  # a replacement: the removed texts NEW_TEXT now carries
+    added: int = 0  # a replacement: the additions of NEW_TEXT it holds (beside `changes`)
+
+    @property
+    def is_replacement(self) -> bool:
+        """Removed rulings shown with the added ruling that carries them."""
+        return bool(self.replaced)
+
+    @property
+    def is_rule(self) -> bool:
+        """A change of the Comprehensive Rules rather than of a card's rulings."""
+        return self.old_rule_id is not None or self.new_rule_id is not None
+
+    @property
+    def date(self) -> dt.date | None:
+        """When the change took effect: the new date, else the old one."""
+        return self.new_date or self.old_date
+
+    @property
+    def text(self) -> str:
+        """The text the change is about: the new one, else the old one."""
+        return self.new_text or self.old_text or ""
+
+
+@dataclass(frozen=True, slots=True)
+class StaleGroup:
+    """Translations whose English original the runs amended or removed, grouped by it."""
+
+    group: str  # the English change's group
+    change: ChangeType
+    original: str  # the English text they translate
+    now: str | None  # what English says now (an amendment's or replacement's text)
+    translations: tuple[tuple[str | None, str, str], ...]  # (card, lang, text)
+
+
+@dataclass(frozen=True, slots=True)
+class Changeset:
+    """What changed in some runs: groups of changes, and the cards first seen."""
+
+    runs: tuple[int, ...]
+    groups: tuple[Group, ...]
+    first_seen: tuple[tuple[str | None, str, int], ...]  # (card, source, rulings)
+    stale: tuple[StaleGroup, ...] = ()  # "Translations now out of date"
+
+    def count(self, change: ChangeType) -> int:
+        """How many card-level changes of this type the groups hold."""
+        held = sum(g.changes for g in self.groups if g.change is change)
+        return held + (sum(g.added for g in self.groups) if change is ChangeType.ADDED else 0)
+
+
+def changeset(
+    changes: pa.Table,
+    runs: list[int],
+    rule_titles: dict[str, str] | None = None,
+    langs: dict[str, str] | None = None,
+    rule_rows: pa.Table | None = None,
+) -> Changeset:
+    """Gather the changes of RUNS into groups: the same change on many cards is one group.
+
+    RULE_TITLES maps rule numbers such as 702.62 to their titles ("Suspend"): with them,
+    each ruling change names the rule changes (of any run) that explain it; RULE_ROWS,
+    when given, are those rule changes (see is_rule_change), else CHANGES holds them. LANGS
+    maps text hashes to languages, for the groups' `lang`.
+    """
+    picked = changes.filter(pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64())))
+    # First sightings are counted per (card, source), in Arrow: a first ingest has as many
+    # of them as it read rulings, and the changelog only says how many each card had.
+    seen_first: Any = picked["first_seen"]
+    counts = (
+        picked.filter(seen_first)
+        .group_by(["card", "source"], use_threads=False)
+        .aggregate([("run", "count")])
+    )
+    pairs = zip(counts["card"].to_pylist(), strings(counts["source"]), strict=True)
+    first: dict[tuple[str | None, str], int] = {
+        pair: int(n or 0) for pair, n in zip(pairs, counts["run_count"].to_pylist(), strict=True)
+    }
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in picked.filter(pc.invert(seen_first)).to_pylist():
+        grouped.setdefault(row["group"], []).append(row)
+    rules = _rule_changes(changes if rule_rows is None else rule_rows, rule_titles or {})
+    groups = [_explained(_group(members, langs or {}), rules) for members in grouped.values()]
+    groups.sort(key=_group_order)
+    seen = sorted(((c, s, n) for (c, s), n in first.items()), key=lambda t: _card_key(t[:2]))
+    return Changeset(tuple(sorted(runs)), tuple(groups), tuple(seen))
+
+
+def stale_translations(
+    changes: pa.Table, translations: pa.Table, texts: dict[str, str]
+) -> tuple[StaleGroup, ...]:
+    """The translations whose original CHANGES amended or removed, and that are not current.
+
+    CHANGES are the runs' changes; TEXTS maps text hashes to texts (the rulings'). Grouped
+    like the rule changes: one group per change of the English words, with every card's
+    translations of them.
+    """
+    gone = {ChangeType.AMENDED.value, ChangeType.REMOVED.value}
+    by_original: dict[str, dict[str, Any]] = {}
+    for row in changes.filter(pc.invert(changes["first_seen"])).to_pylist():
+        if row["change"] in gone and row["old_text_hash"]:
+            by_original.setdefault(row["old_text_hash"], row)
+    stale = translations.filter(pc.equal(translations["original_current"], pa.scalar(value=False)))
+    members: dict[str, list[tuple[str | None, str, str]]] = {}
+    for row in stale.to_pylist():
+        change = by_original.get(row["original_text_hash"])
+        if change is not None:
+            text = texts.get(row["text_hash"], "")
+            members.setdefault(row["original_text_hash"], []).append(
+                (row["card"], row["lang"], text)
+            )
+    out = []
+    for original, found in members.items():
+        change = by_original[original]
+        now = change["new_text"] or (texts.get(change["replaced_by"] or "") or None)
+        english = change["old_text"] or texts.get(original, "")
+        ordered = sorted(set(found), key=lambda t: (t[0] is None, t[0] or "", t[1], t[2]))
+        out.append(
+            StaleGroup(change["group"], ChangeType(change["change"]), english, now, tuple(ordered))
+        )
+    return tuple(sorted(out, key=lambda g: (g.original, g.group)))
+
+
+def _group_order(g: Group) -> tuple[object, ...]:
+    order = list(ChangeType)
+    return (g.is_rule, not g.rule_change, order.index(g.change), _card_key(g.cards[0]),
+            g.old_rule_id or g.new_rule_id or "", g.text, g.group)  # fmt: skip
+
+
+def _card_key(pair: tuple[str | None, str]) -> tuple[bool, str, str]:
+    return (pair[0] is None, pair[0] or "", pair[1])
+
+
+def _group(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
+    if any(m["match"] == Match.CONTAINED.value for m in members):
+        return _replacement(members, langs)
+    head = members[0]
+    cards = tuple(sorted({(m["card"], m["source"]) for m in members}, key=_card_key))
+    return Group(
+        group=head["group"],
+        change=ChangeType(head["change"]),
+        rule_change=any(m["rule_change"] for m in members),
+        silent=all(m["silent"] for m in members),
+        old_text=head["old_text"],
+        new_text=head["new_text"],
+        old_date=head["old_date"],
+        new_date=head["new_date"],
+        old_rule_id=head["old_rule_id"],
+        new_rule_id=head["new_rule_id"],
+        similarity=head["similarity"],
+        cards=cards,
+        changes=len(members),
+        lang=langs.get(head["new_text_hash"] or head["old_text_hash"]),
+        match=head["match"],
+    )
+
+
+def _replacement(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
+    """Removed rulings and the added one that carries them, on every card: one group."""
+    removed = [m for m in members if m["change"] == ChangeType.REMOVED.value]
+    carriers = [m for m in members if m["change"] == ChangeType.ADDED.value]
+    head, carrier = (removed or members)[0], (carriers or [{}])[0]
+    texts = sorted({m["old_text"] for m in removed if m["old_text"]})
+    return Group(
+        group=head["group"],
+        change=ChangeType.REMOVED,
+        rule_change=True,
+        silent=False,
+        old_text=texts[0] if texts else None,
+        new_text=carrier.get("new_text"),
+        old_date=head["old_date"],
+        new_date=carrier.get("new_date"),
+        old_rule_id=None,
+        new_rule_id=None,
+        similarity=None,
+        cards=tuple(sorted({(m["card"], m["source"]) for m in members}, key=_card_key)),
+        changes=len(removed),
+        lang=langs.get(carrier.get("new_text_hash") or head["old_text_hash"]),
+        match=Match.CONTAINED.value,
+        replaced=tuple(texts),
+        added=len(carriers),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _RuleChange:
+    rule_id: str
+    change: str
+    date: dt.date
+    keyword: re.Pattern[str]
+
+
+def is_rule_change(changes: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+    """Which CHANGES are changes of numbered rules (not first sightings of a release)."""
+    rule_ids = pc.coalesce(changes["new_rule_id"], changes["old_rule_id"])
+    return pc.and_(pc.is_valid(rule_ids), pc.invert(changes["first_seen"]))
+
+
+def _rule_changes(changes: pa.Table, titles: dict[str, str]) -> list[_RuleChange]:
+    """Changes of keyword rules (702.62a under 702.62 "Suspend"), with their keyword.
+
+    A release read for the first time changes nothing: its rules are first sightings.
+    """
+    found = []
+    for row in changes.filter(is_rule_change(changes)).to_pylist():
+        rule_id = row["new_rule_id"] or row["old_rule_id"]
+        parent = re.match(r"\d{3}\.\d+", rule_id)
+        title = titles.get(parent.group()) if parent else None
+        date = row["new_date"] or row["old_date"]
+        if not title or not date or len(title.split()) > _KEYWORD_WORDS:
+            continue
+        if row["change"] != ChangeType.RENUMBERED.value:
+            keyword = re.compile(rf"\b{re.escape(title)}\b", re.IGNORECASE)
+            found.append(_RuleChange(rule_id, row["change"], date, keyword))
+    return found
+
+
+def _explained(group: Group, rules: list[_RuleChange]) -> Group:
+    """Name the rule changes that share a keyword with a ruling change and fall near it."""
+    date = group.date
+    if group.is_rule or not group.rule_change or date is None:
+        return group
+    texts = " ".join([group.old_text or "", group.new_text or "", *group.replaced])
+    links = sorted({
+        f"{r.rule_id} ({r.change}, effective {r.date})"
+        for r in rules
+        if abs(r.date - date) <= LINK_WINDOW and r.keyword.search(texts)
+    })  # fmt: skip
+    return replace(group, explained_by=tuple(links)) if links else group

@@ -1,0 +1,121 @@
+"""Reading the dataset back: which runs to report, their changeset, a card's history."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import strings
+from pipeline.diffing.history import HistoryEntry, card_history
+from pipeline.errors import UsageError
+from pipeline.folding.merge import known_languages
+from pipeline.publishing.changelog import Changeset, changeset, is_rule_change, stale_translations
+from pipeline.storage import store
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def require_dataset(out: Path) -> None:
+    """Raise a UsageError unless OUT holds a dataset this pipeline wrote."""
+    if not store.path_of(out, "runs").exists():
+        msg = f"{out}: no dataset here (no runs.parquet); run `pipeline ingest` first or pass --out"
+        raise UsageError(msg)
+
+
+def select_runs(out: Path, *, run: int | None = None, since: dt.date | None = None) -> list[int]:
+    """The runs a report covers: RUN, the runs started on or after SINCE, or the latest."""
+    require_dataset(out)
+    runs = store.open_version(out).table("runs")
+    ids = [r for r in runs["run"].to_pylist() if isinstance(r, int)]
+    if run is not None:
+        if run not in ids:
+            msg = f"{out}: there is no run {run} (runs: {_span(ids)})"
+            raise UsageError(msg)
+        return [run]
+    if since is not None:
+        started = [t for t in runs["started_at"].to_pylist() if isinstance(t, dt.datetime)]
+        return [r for r, t in zip(ids, started, strict=True) if t.date() >= since]
+    return [max(ids)] if ids else []
+
+
+def _span(ids: list[int]) -> str:
+    return f"{min(ids)}-{max(ids)}" if ids else "none"
+
+
+def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None = None) -> Changeset:
+    """The changeset of the selected runs, linked to the rule changes that explain them."""
+    runs = select_runs(out, run=run, since=since)
+    version = store.open_version(out)
+    rulings = version.table("rulings")
+    changes = version.table("changes", runs=runs)
+    rules = version.table("changes", where=is_rule_change)
+    found = changeset(changes, runs, rule_titles(rulings), known_languages(rulings), rules)
+    translations = version.table("translations")
+    if not translations.num_rows:
+        return found
+    texts = dict(zip(strings(rulings["text_hash"]), strings(rulings["text"]), strict=True))
+    return replace(found, stale=stale_translations(changes, translations, texts))
+
+
+def rule_titles(rulings: pa.Table) -> dict[str, str]:
+    """Titles of the numbered rule sections among RULINGS: {"702.62": "Suspend"}."""
+    rulings = rulings.select(["rule_id", "text"])
+    sections = rulings.filter(pc.match_substring_regex(rulings["rule_id"], r"^\d{3}\.\d+$"))
+    return dict(zip(strings(sections["rule_id"]), strings(sections["text"]), strict=True))
+
+
+def load_history(out: Path, card: str, version: store.Version | None = None) -> list[HistoryEntry]:
+    """Every version of every ruling of CARD (in VERSION, or the one in force)."""
+    require_dataset(out)
+    version = version or store.open_version(out)
+    wanted = pa.scalar(card)
+    sightings = version.table("sightings", where=lambda part: pc.equal(part["card"], wanted))
+    entries = card_history(sightings, card)
+    if not entries:
+        cards = version.table("rulings")["card"]
+        names = sorted({c for c in pc.unique(cards).to_pylist() if c})
+        close = [n for n in names if card.casefold() in n.casefold()][:5]
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        msg = f"no rulings of card {card!r} in {out}{hint}"
+        raise UsageError(msg)
+    return _with_originals(entries, card, version)
+
+
+def _with_originals(
+    entries: list[HistoryEntry], card: str, version: store.Version
+) -> list[HistoryEntry]:
+    """ENTRIES with, on each translation, the English ruling it translates and its fate."""
+    translations = version.table("translations")
+    translations = translations.filter(pc.equal(translations["card"], pa.scalar(card)))
+    links = {
+        row["text_hash"]: row
+        for row in translations.to_pylist()
+        if row["original_text_hash"] is not None
+    }
+    if not links:
+        return entries
+    rulings = version.table("rulings")
+    wanted = pa.array(sorted({r["original_text_hash"] for r in links.values()}), pa.string())
+    originals = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=wanted))
+    texts = dict(zip(strings(originals["text_hash"]), strings(originals["text"]), strict=True))
+    fates: dict[str, str] = {}
+    changes = version.table("changes", where=lambda part: pc.equal(part["card"], pa.scalar(card)))
+    for row in changes.to_pylist():
+        if row["change"] in {"amended", "removed"} and row["old_text_hash"] in wanted.to_pylist():
+            when = f"as of {row['as_of']}, " if row["as_of"] else ""
+            fates.setdefault(row["old_text_hash"], f"{row['change']} ({when}run {row['run']})")
+    out = []
+    for entry in entries:
+        link = links.get(entry.text_hash)
+        if link is None:
+            out.append(entry)
+            continue
+        original = link["original_text_hash"]
+        fate = "current" if link["original_current"] else fates.get(original, "not current")
+        out.append(replace(entry, translates=texts.get(original), translates_fate=fate))
+    return out

@@ -1,0 +1,270 @@
+"""Bytes to text: finding raw files, decoding them, and reading the manifest."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import io
+import os
+import re
+import stat
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, NamedTuple
+
+from pipeline.errors import InputError, UsageError
+from pipeline.limits import Limits, over
+from pipeline.models import DateOrder, RawDocument, SourceHints
+from pipeline.reading.parsers._json import check_limits, is_json
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+MANIFEST_NAME = "manifest.csv"
+MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_order"})
+# Files that describe the raw folder rather than hold rulings.
+_IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"})
+# Control characters that never appear in a text dump (tab, LF, CR and FF are allowed).
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f]")
+_CONTROL_NAME = re.compile(r"[\x00-\x1f\x7f]")
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+class InputFile(NamedTuple):
+    """A raw file to ingest: where it is, the name it is stored under, its size and mtime.
+
+    Size and modification time are read when the file is found (None if it could not be
+    stat-ed: reading it reports why). They are taken before the bytes are read, so a file
+    that changes in between is recorded with the older figures and hashed next time.
+    """
+
+    path: str
+    name: str
+    link: bool = False  # a symbolic link: where it leads is checked before reading
+    size: int | None = None
+    mtime_ns: int | None = None
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Return the lowercase hex sha256 of some bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[InputFile]]]:
+    """List the files under each PATH, as (raw root, files named relative to it).
+
+    Folders are walked without following links to folders; hidden files and folders,
+    READMEs and the manifest are not inputs.
+    """
+    found: list[tuple[Path, list[InputFile]]] = []
+    skip = manifest.resolve() if manifest is not None else None
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            msg = f"{given}: no such file or folder"
+            raise UsageError(msg)
+        if not given.is_dir():
+            size, mtime_ns = _size_and_mtime(given)
+            file = InputFile(str(given), given.name, given.is_symlink(), size, mtime_ns)
+            found.append((given.parent, [file]))
+            continue
+        inputs = list(_walk(str(given), "", skip))
+        found.append((given, sorted(inputs, key=lambda f: f.name)))
+    return found
+
+
+def _walk(folder: str, prefix: str, skip: Path | None) -> Iterator[InputFile]:
+    """The files under FOLDER, named PREFIX + their path below it; links to folders ignored."""
+    with os.scandir(folder) as entries:
+        listed = list(entries)
+    for entry in listed:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        link = entry.is_symlink()
+        if entry.is_dir():
+            if not link:
+                yield from _walk(entry.path, f"{prefix}{name}/", skip)
+            continue
+        if name in _IGNORED_NAMES:
+            continue
+        if skip is not None and name == skip.name and Path(entry.path).resolve() == skip:
+            continue
+        try:
+            stat = entry.stat()
+        except OSError:
+            yield InputFile(entry.path, prefix + name, link)
+            continue
+        yield InputFile(entry.path, prefix + name, link, stat.st_size, stat.st_mtime_ns)
+
+
+def _size_and_mtime(path: Path) -> tuple[int | None, int | None]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None, None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, str]]]:
+    """Read a manifest CSV into hints keyed by path relative to the raw root.
+
+    A malformed manifest (unreadable, no `path` column, unknown columns) is a usage error.
+    A bad row is skipped and returned as (where, reason), for the run report.
+    """
+    if not path.is_file():  # a FIFO given as the manifest would block the run
+        msg = f"{path}: the manifest is not a regular file"
+        raise UsageError(msg)
+    try:
+        text = decode(path.read_bytes(), str(path))[0]
+    except OSError as exc:
+        msg = f"{path}: cannot read the manifest ({exc.strerror})"
+        raise UsageError(msg) from exc
+    except InputError as exc:
+        raise UsageError(str(exc)) from exc
+    reader = csv.DictReader(io.StringIO(text))
+    columns = set(reader.fieldnames or ())
+    if "path" not in columns:
+        msg = f"{path}: a manifest needs a 'path' column (found: {sorted(columns)})"
+        raise UsageError(msg)
+    unknown = columns - MANIFEST_COLUMNS
+    if unknown:
+        known = sorted(MANIFEST_COLUMNS)
+        msg = f"{path}: unknown manifest columns {sorted(unknown)}; known: {known}"
+        raise UsageError(msg)
+    hints: dict[str, SourceHints] = {}
+    problems: list[tuple[str, str]] = []
+    for line, row in enumerate(reader, start=2):
+        rel = (row.get("path") or "").strip()
+        order = (row.get("date_order") or "").strip().lower() or None
+        where = f"{path.name}:{line}"
+        pure = PurePosixPath(rel.replace("\\", "/"))
+        if not rel or pure.is_absolute() or ".." in pure.parts:
+            problems.append((where, f"path {rel!r} escapes the raw root; row ignored"))
+            continue
+        if order is not None and order not in {o.value for o in DateOrder}:
+            problems.append((where, f"date_order must be dmy or mdy, got {order!r}; row ignored"))
+            continue
+        hints[pure.as_posix()] = SourceHints(
+            card=(row.get("card") or "").strip() or None,
+            source=(row.get("source") or "").strip() or None,
+            fetched_at=(row.get("fetched_at") or "").strip() or None,
+            date_order=DateOrder(order) if order else None,
+        )
+    return hints, problems
+
+
+def read_bytes(file: InputFile, root: Path, limits: Limits | None = None) -> bytes:
+    """Read one raw file's bytes; raise InputError if it escapes the root or cannot be read.
+
+    Only a regular file is opened: a FIFO, socket or device is refused from its metadata
+    (a FIFO would block the run, a device never end). A file larger than the memory
+    budget of LIMITS is refused unread.
+    """
+    if _CONTROL_NAME.search(file.name):
+        raise InputError(repr(file.name), "the file name holds a line break or control character")
+    try:
+        if file.link and not Path(file.path).resolve().is_relative_to(root.resolve()):
+            raise InputError(file.name, "the file (or a link to it) lies outside the raw root")
+        _check_regular(file, os.stat(file.path), limits)  # noqa: PTH116 - a str from scandir
+        # Not blocking: should the file have become a FIFO since, opening it returns at once.
+        descriptor = os.open(file.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(descriptor, "rb") as handle:
+            _check_regular(file, os.fstat(descriptor), limits)
+            return handle.read()
+    except OSError as exc:
+        raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _check_regular(file: InputFile, status: os.stat_result, limits: Limits | None) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        kind = next((name for test, name in _KINDS if test(status.st_mode)), "not a file")
+        raise InputError(file.name, f"{kind}, not a regular file: not read")
+    if limits is not None and status.st_size > limits.memory:
+        found = f"a file of {status.st_size:,} bytes, larger than its memory budget"
+        raise InputError(file.name, over("memory", found, limits.memory))
+
+
+def to_document(
+    name: str, data: bytes, hints: SourceHints, limits: Limits | None = None
+) -> RawDocument:
+    """Decode a raw file's bytes into a document; raise InputError if they are not text.
+
+    JSON stays bytes (its parsers stream it); JSON in another encoding is re-encoded as UTF-8.
+    JSON past the nesting, string or number limits of LIMITS (default: Limits()) is refused.
+    """
+    sha = sha256_bytes(data)
+    limits = limits or Limits()
+    if is_json(data):
+        check_limits(data, name, limits)
+        return RawDocument(name, sha, "", "utf-8", hints, (), data, limits)
+    text, encoding, warnings = decode(data, name)
+    if text.lstrip()[:1] in {"{", "["}:
+        data = text.encode("utf-8")
+        check_limits(data, name, limits)
+        return RawDocument(name, sha, "", encoding, hints, warnings, data, limits)
+    return RawDocument(name, sha, text, encoding, hints, warnings, data, limits)
+
+
+def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
+    """Decode raw bytes to text with LF line ends; return (text, encoding, warnings)."""
+    if not data.strip():
+        raise InputError(name, "empty file")
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return _decode_as(data[len(bom) :], encoding, name), encoding.removesuffix("-sig"), ()
+    guessed = _guess_utf16(data)
+    if guessed is not None:
+        warning = f"no byte-order mark; decoded as {guessed} from its zero bytes"
+        return _decode_as(data, guessed, name), guessed, (warning,)
+    if _CONTROL_BYTES.search(data, 0, 8192):
+        raise InputError(name, "binary file (control bytes in the first 8 KiB), not text")
+    try:
+        return _lines(data.decode("utf-8")), "utf-8", ()
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError as exc:
+        reason = f"undecodable: neither UTF-8 nor cp1252 (byte {exc.object[exc.start]:#04x})"
+        raise InputError(name, reason) from exc
+    return _lines(text), "cp1252", ("not UTF-8; decoded as cp1252",)
+
+
+def _decode_as(data: bytes, encoding: str, name: str) -> str:
+    try:
+        return _lines(data.decode(encoding))
+    except UnicodeDecodeError as exc:
+        raise InputError(name, f"undecodable as {encoding}: {exc.reason}") from exc
+
+
+def _guess_utf16(data: bytes) -> str | None:
+    """Recognise UTF-16 without a BOM by where its zero bytes fall (mostly-Latin text)."""
+    sample = data[:4096]
+    if len(sample) < 4 or len(sample) % 2:  # noqa: PLR2004 - two code units at least
+        return None
+    even = sample[0::2].count(0)
+    odd = sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd > half * 0.6 and even == 0:
+        return "utf-16-le"
+    if even > half * 0.6 and odd == 0:
+        return "utf-16-be"
+    return None
+
+
+def _lines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -1,0 +1,200 @@
+"""The per-file stage: raw bytes to Arrow batches of sightings, or a rejection.
+
+Pure and picklable, so a process pool or a Dask cluster can run it on many files at once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import replace_column, strings
+from pipeline.errors import InputError
+from pipeline.limits import Limits, budget, over
+from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
+from pipeline.reading import read
+from pipeline.reading.asof import fetched_date, resolve_as_of
+from pipeline.reading.extract import extract
+from pipeline.reading.parsers import parse
+from pipeline.reading.sightings import sightings_table
+from pipeline.schema import ENCODED_IN_MEMORY
+from pipeline.text.language import settle_many
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+# Sightings are turned into Arrow in chunks, so a file of a million rulings never lives
+# as a million Python objects.
+CHUNK = 20_000
+
+
+class ScanJob(NamedTuple):
+    """One raw file to read, with everything that decides its rows."""
+
+    root: Path
+    file: read.InputFile
+    hints: SourceHints
+    date_order: DateOrder | None
+    today: dt.date | None
+    run: int
+    limits: Limits = Limits()
+
+    @property
+    def context(self) -> str:
+        """What besides the bytes decides the rows: a changed hint means a re-read."""
+        return _context(self.hints, self.hints.date_order or self.date_order)
+
+
+@lru_cache(maxsize=1024)
+def _context(hints: SourceHints, order: DateOrder | None) -> str:
+    fields = {"card": hints.card, "source": hints.source, "date_order": order and order.value}
+    return json.dumps(fields, sort_keys=True)
+
+
+class ScanResult(NamedTuple):
+    """What reading one file gave: its report, and whether its dates stayed open."""
+
+    report: FileReport
+    ambiguous: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ScanBatch:
+    """What reading some files gave: results, sightings, and their texts' languages.
+
+    One result per file; `languages` maps each undeclared text to its code, or to None
+    where the workers' detector leaves it to the tie-breaker.
+    """
+
+    results: list[ScanResult]
+    sightings: pa.Table | None
+    languages: dict[str, str | None]
+
+
+def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
+    """Read a batch of files into one Arrow table: the unit a worker process is given.
+
+    Sightings become Arrow a chunk at a time, across the batch's small files.
+    """
+    results: list[ScanResult] = []
+    pending: list[Sighting] = []
+    tables: list[pa.Table] = []
+    for job in jobs:
+        result, found = _scan(job)
+        results.append(result)
+        for rows in found:
+            if isinstance(rows, pa.Table):  # a large file's chunk: keep the files in order
+                if pending:
+                    tables.append(sightings_table(pending, job.run))
+                    pending = []
+                tables.append(rows)
+                continue
+            pending.extend(rows)
+            if len(pending) >= CHUNK:
+                tables.append(sightings_table(pending, job.run))
+                pending = []
+    if pending:
+        tables.append(sightings_table(pending, jobs[-1].run))
+    if not tables:
+        return ScanBatch(results, None, {})
+    table = _compact(pa.concat_tables(tables))
+    return ScanBatch(results, table, detect_undeclared(table))
+
+
+def detect_undeclared(table: pa.Table) -> dict[str, str | None]:
+    """The language of each distinct text whose source declared none; None where unsure.
+
+    Run in the workers, so detection uses every core; the main process gives the few
+    texts left undecided to langdetect.
+    """
+    undeclared = table["text"].filter(pc.is_null(table["lang"]))
+    texts = strings(pc.unique(undeclared))
+    return dict(zip(texts, settle_many(texts), strict=True))
+
+
+def _compact(table: pa.Table) -> pa.Table:
+    """The batch as it travels back and is held: texts, paths, hashes… dictionary-encoded."""
+    for name in ENCODED_IN_MEMORY["sightings"]:
+        table = replace_column(table, name, pc.dictionary_encode(table[name]))
+    return table
+
+
+def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
+    """Read, parse and extract one file; a bad file becomes a rejected report.
+
+    A file's rows are kept apart until it has been read to the end, so a file that fails
+    half way adds none. A large file is turned into Arrow chunk by chunk as it is read.
+    """
+    name, context, sha = job.file.name, job.context, None
+    found: list[list[Sighting] | pa.Table] = []
+    limits = job.limits
+    try:
+        with budget(limits, name):
+            data = read.read_bytes(job.file, job.root, limits)
+            sha = read.sha256_bytes(data)
+            doc = read.to_document(name, data, job.hints, limits)
+            parsed = parse(doc)
+            extraction = extract(
+                doc, parsed, date_order=job.date_order, today=job.today, limits=limits
+            )
+            while chunk := list(itertools.islice(extraction.sightings, CHUNK)):
+                found.append(chunk if len(chunk) < CHUNK else sightings_table(chunk, job.run))
+    except InputError as exc:
+        report = FileReport(name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
+        return ScanResult(report), []
+    except MemoryError:
+        # Past the worker's address-space cap: what the file built is dropped with it.
+        found.clear()
+        reason = over("memory", "reading needed more memory than its budget", limits.memory)
+        report = FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
+        return ScanResult(report), []
+    except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as exc:
+        # A parser met input it did not foresee: the file is rejected, the batch goes on,
+        # and the reason names the failure so that it can be reported and fixed.
+        reason = f"unreadable: {type(exc).__name__}: {exc}"
+        report = FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
+        return ScanResult(report), []
+    if not found and not parsed.may_be_empty:
+        reason = f"no rulings found ({parsed.layout} layout)"
+        return ScanResult(
+            FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
+        ), []
+    warnings = [*doc.warnings, *extraction.warnings]
+    fetched = job.hints.fetched_at
+    if fetched and fetched_date(fetched) is None:
+        warnings.append(f"fetched_at {fetched!r} is not an ISO date: not used as the as-of date")
+    today = job.today or dt.datetime.now(tz=dt.UTC).date()
+    as_of = resolve_as_of(parsed.as_of, fetched, name, job.file.mtime_ns, today=today)
+    report = FileReport(
+        source_path=name,
+        source_sha256=sha,
+        status=FileStatus.STORED,
+        layout=parsed.layout,
+        encoding=doc.encoding,
+        rulings=extraction.count,
+        rules=extraction.kinds[Kind.RULE],
+        warnings=tuple(warnings),
+        context=context,
+        size=job.file.size,
+        mtime_ns=job.file.mtime_ns,
+        as_of=as_of.date if as_of else None,
+        as_of_origin=as_of.origin if as_of else None,
+    )
+    return ScanResult(report, ambiguous=extraction.ambiguous), found
+
+
+def crashed(job: ScanJob) -> ScanResult:
+    """The result of a file whose reader process died (killed, or out of memory)."""
+    reason = "the reader crashed on this file (its worker process died: killed or out of memory)"
+    report = FileReport(
+        job.file.name, None, FileStatus.REJECTED, reason=reason, context=job.context
+    )
+    return ScanResult(report)

@@ -1,0 +1,107 @@
+"""A run's sightings as Arrow: the rows the workers build, pooled texts, as-of dates."""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import as_dictionary, lookup, replace_column, strings
+from pipeline.models import Sighting
+from pipeline.schema import SIGHTINGS
+from pipeline.text.normalize import clean, has_symbol_gap, hash_clean
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Sequence
+
+RULING_TEXT = "ruling_text"
+# Sightings in flight: `lang` stays null until assign_languages() fills it.
+_BATCH = SIGHTINGS.set(SIGHTINGS.get_field_index("lang"), pa.field("lang", pa.string()))
+_BY_FILE_AND_POSITION = operator.attrgetter("source_path", "position")
+# Raw text -> (clean text, its hash, whether it shows a stripped-symbol gap), kept for the
+# life of the process: the same rulings recur across the batches a worker is given.
+_TEXTS: dict[str, tuple[str, str, bool]] = {}
+_TEXTS_LIMIT = 50_000
+
+
+def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
+    """Arrow rows of SIGHTINGS for RUN, ordered by source path and position.
+
+    Texts are cleaned, hashed and checked for stripped-symbol gaps once per distinct text:
+    the same rulings recur across cards and files.
+    """
+    ordered = sorted(sightings, key=_BY_FILE_AND_POSITION)
+    values = zip(*ordered, strict=True) if ordered else [() for _ in Sighting._fields]
+    columns: dict[str, Any] = dict(zip(Sighting._fields, values, strict=True))
+    known = _TEXTS
+    if len(known) > _TEXTS_LIMIT:
+        known.clear()
+    for raw in dict.fromkeys(columns["text"]):
+        if raw not in known:
+            cleaned = clean(raw)
+            known[raw] = (cleaned, hash_clean(cleaned), has_symbol_gap(raw))
+    texts = [known[raw] for raw in columns["text"]]
+    columns["text"] = [text for text, _, _ in texts]
+    columns["text_hash"] = [text_hash for _, text_hash, _ in texts]
+    columns["symbol_gap"] = [gap for _, _, gap in texts]
+    columns["repaired_from"] = [None] * len(ordered)
+    columns["run"] = [run] * len(ordered)
+    columns["as_of"] = [None] * len(ordered)  # the file's, once every file is read (dated())
+    return pa.table(columns, schema=_BATCH)
+
+
+class TextPool:
+    """Distinct texts of a run and their hashes, so that its sightings hold each once.
+
+    Each text (and its hash, a function of it) gets an id; `text` and `text_hash` become
+    two dictionary arrays over the same ids. Batches are encoded as they arrive, so their
+    string columns are freed batch by batch.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._hashes: list[str] = []
+
+    def encode(self, batch: pa.Table) -> pa.Table:
+        """BATCH with `text` and `text_hash` as ids into the pool (int32).
+
+        A dictionary-encoded text column (as batches come from the workers) costs one
+        lookup per distinct text of the batch, not one per row.
+        """
+        ids = self._ids
+        column = as_dictionary(batch["text"])
+        texts = strings(column.dictionary)
+        local = [ids.setdefault(text, len(ids)) for text in texts]
+        if len(ids) > len(self._hashes):
+            # The hash of each new text, from the first row that holds it (computed for a
+            # text no row holds, which a sliced column's dictionary may keep).
+            count = len(column.dictionary)
+            first = pc.index_in(pa.array(range(count), pa.int32()), value_set=column.indices)
+            hashes = pc.take(batch["text_hash"], first).to_pylist()
+            for pooled, text, text_hash in zip(local, texts, hashes, strict=True):
+                if pooled == len(self._hashes):
+                    self._hashes.append(text_hash or hash_clean(text))
+        found = pc.take(pa.array(local, pa.int32()), column.indices)
+        return replace_column(replace_column(batch, "text", found), "text_hash", found)
+
+    def decode(self, table: pa.Table) -> pa.Table:
+        """TABLE (from encode) with `text` and `text_hash` dictionary-encoded over the pool.
+
+        It gains `ruling_text`: the text of the ruling each sighting is keyed to, the text
+        read until repair() re-keys a stripped copy. It feeds merge_rulings() and is not
+        stored.
+        """
+        ids = table["text"].combine_chunks() if table.num_rows else pa.array([], pa.int32())
+        text = pa.DictionaryArray.from_arrays(ids, pa.array(list(self._ids), pa.string()))
+        hashes = pa.DictionaryArray.from_arrays(ids, pa.array(self._hashes, pa.string()))
+        table = replace_column(replace_column(table, "text", text), "text_hash", hashes)
+        return table.append_column(RULING_TEXT, text)
+
+
+def dated(sightings: pa.Table, as_of: dict[str, dt.date]) -> pa.Table:
+    """SIGHTINGS with `as_of`: the as-of date of the file each row was read from."""
+    found = lookup(sightings["source_path"], as_of, pa.date32())
+    return replace_column(sightings, "as_of", found)

@@ -1,0 +1,344 @@
+"""Crash-safe commits: every table of a run appears at once, or none does.
+
+The rewritten tables (store.VERSIONED) of each version live in `.versions/NNNNNN/`; a
+symbolic link `.current` names the version in force, and each `NAME.parquet` (or `NAME/`
+for the segmented `rulings` and `state`) is a link to `.current/NAME.parquet` (`.current/NAME`).
+A commit builds the next version beside the current one (tables and segments it does not
+rewrite are hard links to the current files) with the run's parts of the
+append-only tables staged inside it, moves each part to its final place
+(`sightings/run=42/part-0.parquet`, one rename each), then switches `.current` with one
+atomic rename: the commit point. A crash before the switch leaves the previous version in
+force, and the next run removes the parts of runs that version does not know; after it, the
+new one. Temporary names start with a dot and do not end in `.parquet`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline.errors import StoreError
+from pipeline.schema import (
+    ENCODED_IN_MEMORY,
+    PARTITION_KEY,
+    PARTITIONED,
+    SEGMENTED,
+    TABLES,
+    in_memory,
+    on_disk,
+    with_metadata,
+)
+from pipeline.storage.store import (
+    CURRENT,
+    VERSIONED,
+    VERSIONS,
+    legacy,
+    part_path,
+    part_runs,
+    segment_ids,
+    segment_path,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+# A superseded version stays this long for the readers that pinned it (Dataset, or a path
+# under .versions/); the one just before the version in force is always kept.
+RETAIN_SECONDS = float(os.environ.get("PIPELINE_RETAIN_SECONDS", "3600") or "3600")
+# Columns with few distinct values, stored dictionary-encoded.
+_DICTIONARY_COLUMNS = [
+    "card", "card_printed", "lang", "kind", "layout", "source", "source_path", "status",
+    "card_origin", "encoding", "date_printed", "source_sha256",
+]  # fmt: skip
+ROW_GROUP = 100_000
+
+
+def commit(
+    out: Path,
+    tables: Mapping[str, pa.Table],
+    parts: Mapping[tuple[str, int], pa.Table] | None = None,
+    segments: Mapping[str, Mapping[int, pa.Table | None]] | None = None,
+) -> None:
+    """Make TABLES (and the other tables as they are) and PARTS the next version, at once.
+
+    TABLES maps rewritten one-file tables to their new contents; PARTS maps (table, run) to
+    the rows of a new part of an append-only table; SEGMENTS maps a segmented table to its
+    rewritten segments (None: the segment goes), the others staying as they are.
+    """
+    parts, segments = parts or {}, segments or {}
+    if set(tables) & set(SEGMENTED):
+        msg = f"commit() takes {', '.join(SEGMENTED)} as segments (segments.split)"
+        raise ValueError(msg)
+    try:
+        current = _initialise(out)
+        number = int(current.name) + 1
+        staging = out / VERSIONS / f"{number:06d}.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        for name in sorted(VERSIONED):
+            _checkpoint()
+            target = staging / f"{name}.parquet"
+            if name in SEGMENTED:
+                _stage_segments(current, staging, name, segments.get(name, {}))
+            elif name in tables:
+                _write_durable(target, tables[name], name)
+            else:
+                _link_or_copy(current / f"{name}.parquet", target)
+        for (name, run), table in sorted(parts.items()):
+            _checkpoint()
+            _write_durable(staging / _staged(name, run), table, name)
+        _fsync(staging)
+        _checkpoint()
+        version = staging.rename(out / VERSIONS / f"{number:06d}")
+        _fsync(out / VERSIONS)
+        _checkpoint()
+        for name, run in sorted(parts):
+            _publish(version / _staged(name, run), part_path(out, name, run))
+            _checkpoint()
+        _switch(out, version)
+        _checkpoint()
+        recover(out)
+    except OSError as exc:
+        msg = f"{out}: cannot write the dataset ({exc}); the version before this run stays in force"
+        raise StoreError(msg) from exc
+
+
+def _stage_segments(
+    current: Path, staging: Path, name: str, rewritten: Mapping[int, pa.Table | None]
+) -> None:
+    """Stage segmented table NAME: REWRITTEN segments written, the others linked.
+
+    A table left without segments gets one empty segment, 0, so readers always find a
+    file; it goes once the table has rows.
+    """
+    (staging / name).mkdir()
+    written = {seg: table for seg, table in rewritten.items() if table is not None}
+    kept = [seg for seg in segment_ids(current, name) if seg not in rewritten]
+    if (
+        written
+        and 0 in kept
+        and not pq.ParquetFile(segment_path(current, name, 0)).metadata.num_rows
+    ):
+        kept.remove(0)
+    for seg in kept:
+        _link_or_copy(segment_path(current, name, seg), segment_path(staging, name, seg))
+    if not kept and not written:
+        written = {0: in_memory(name).empty_table()}
+    for seg, table in sorted(written.items()):
+        _checkpoint()
+        _write_durable(segment_path(staging, name, seg), table, name)
+    _fsync(staging / name)
+
+
+def _staged(name: str, run: int) -> str:
+    return f".{name}-{run}.part"
+
+
+def _publish(staged: Path, final: Path) -> None:
+    """Move a staged part to its final place: it appears whole, by one rename."""
+    folder = final.parent
+    if not folder.is_dir():
+        folder.mkdir(parents=True)
+        _fsync(folder.parent)
+    staged.replace(final)
+    _fsync(folder)
+
+
+def recover(out: Path) -> None:
+    """Drop what an interrupted commit left, and keep the links to the version in force.
+
+    Parts of runs the version in force does not know (a commit that never switched) are
+    removed, as are all parts while the version in force still keeps its append-only
+    tables as single files (an interrupted upgrade from schema version 3). Superseded
+    versions go once they have been superseded for RETAIN_SECONDS, except the last one.
+    """
+    versions = out / VERSIONS
+    if not (out / CURRENT).is_symlink():
+        return
+    (out / f"{CURRENT}.tmp").unlink(missing_ok=True)
+    in_force = (out / CURRENT).resolve()
+    for name in TABLES:
+        if (in_force / f"{name}.parquet").is_file():
+            _ensure_link(out, f"{name}.parquet")
+        elif (out / f"{name}.parquet").is_symlink():
+            (out / f"{name}.parquet").unlink()  # a table the version no longer keeps
+    for name in SEGMENTED:
+        if (in_force / name).is_dir():
+            _ensure_link(out, name)
+        elif (out / name).is_symlink():
+            (out / name).unlink()
+    _drop_unknown_parts(out, in_force)
+    _retire_versions(versions, in_force.name)
+
+
+def _drop_unknown_parts(out: Path, in_force: Path) -> None:
+    if legacy(out, in_force):
+        for name in PARTITIONED:
+            shutil.rmtree(out / name, ignore_errors=True)
+        return
+    runs = pq.read_table(in_force / "runs.parquet", columns=[PARTITION_KEY])[PARTITION_KEY]
+    last = pc.max(runs).as_py() or 0
+    for name in PARTITIONED:
+        for run in part_runs(out, name):
+            if run > last:
+                shutil.rmtree(part_path(out, name, run).parent)
+
+
+def _retire_versions(versions: Path, in_force: str) -> None:
+    numbered = sorted(p.name for p in versions.iterdir() if p.name.isdigit())
+    at = numbered.index(in_force)
+    now = time.time()
+    keep = {in_force, *numbered[max(0, at - 1) : at]}
+    for older, newer in itertools.pairwise(numbered[: at + 1]):
+        if now - (versions / newer).stat().st_mtime < RETAIN_SECONDS:
+            keep.add(older)  # superseded only lately: a reader may still be on it
+    for path in versions.iterdir():
+        if path.name not in keep:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _initialise(out: Path) -> Path:
+    """The version in force; on first use, a first version of the folder's tables.
+
+    A new folder starts with empty tables. A folder whose tables are plain files (an older
+    layout, or a copy made without keeping links) has them adopted as the first version.
+    """
+    current = out / CURRENT
+    if current.is_symlink() and current.resolve().is_dir():
+        recover(out)
+        in_force = current.resolve()
+        for name in VERSIONED:  # a version written before the table existed
+            if not (in_force / f"{name}.parquet").exists() and not (in_force / name).is_dir():
+                return _adopt(out, in_force)
+        return in_force
+    return _adopt(out, out)
+
+
+def _adopt(out: Path, folder: Path) -> Path:
+    """A new version holding FOLDER's table files, and empty tables for those it lacks."""
+    versions = out / VERSIONS
+    numbered = (
+        [int(p.name) for p in versions.iterdir() if p.name.isdigit()] if versions.is_dir() else []
+    )
+    name_of = f"{max(numbered, default=-1) + 1:06d}"
+    staging = versions / f"{name_of}.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name in TABLES:
+        found = folder / f"{name}.parquet"
+        target = staging / f"{name}.parquet"
+        if name in SEGMENTED and (folder / name).is_dir():
+            (staging / name).mkdir()
+            for seg in segment_ids(folder, name):
+                _link_or_copy(segment_path(folder, name, seg).resolve(),
+                              segment_path(staging, name, seg))  # fmt: skip
+        elif found.is_file():
+            _link_or_copy(found.resolve(), target)
+        elif name in SEGMENTED:
+            _stage_segments(staging, staging, name, {})
+        elif name not in PARTITIONED:
+            _write_durable(target, in_memory(name).empty_table(), name)
+    _fsync(staging)
+    version = staging.rename(versions / name_of)
+    current = out / CURRENT
+    if current.is_dir() and not current.is_symlink():
+        shutil.rmtree(current)  # a copied version, not a link
+    _switch(out, version)
+    recover(out)
+    return version
+
+
+def _switch(out: Path, version: Path) -> None:
+    """Point `.current` at VERSION with one atomic rename."""
+    link = out / f"{CURRENT}.tmp"
+    link.unlink(missing_ok=True)
+    link.symlink_to(Path(VERSIONS) / version.name)
+    link.replace(out / CURRENT)
+    _fsync(out)
+
+
+def _ensure_link(out: Path, entry: str) -> None:
+    """Make ENTRY (`NAME.parquet` or `NAME`) the link to `.current/ENTRY`.
+
+    It replaces an older plain file; a plain folder (a copy made without keeping links)
+    is moved aside first, its files being those of a version already adopted.
+    """
+    final = out / entry
+    target = Path(CURRENT) / entry
+    if final.is_symlink() and final.readlink() == target:
+        return
+    if final.is_dir() and not final.is_symlink():
+        shutil.rmtree(final)
+    temporary = out / f".{entry}.link"
+    temporary.unlink(missing_ok=True)
+    temporary.symlink_to(target)
+    temporary.replace(final)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)  # a file system without hard links
+
+
+# Fault injection for the crash tests: with PIPELINE_CRASH_AT=N in the environment, the
+# process kills itself (SIGKILL, as a power cut would stop it) at its Nth write step.
+_CRASH_AT = int(os.environ.get("PIPELINE_CRASH_AT", "0") or "0")
+_steps = 0
+
+
+def _checkpoint() -> None:
+    global _steps  # noqa: PLW0603 - one counter per process, for fault injection only
+    _steps += 1
+    if _steps == _CRASH_AT:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _write_durable(path: Path, table: pa.Table, name: str) -> None:
+    """Write TABLE as table NAME a row group at a time, then make it durable.
+
+    Columns the stages hold dictionary-encoded are written as they are (Parquet stores a
+    dictionary page and indices either way), so nothing is decoded to be encoded again.
+    The Arrow schema is not stored: readers take the Parquet types, which are those of
+    schema.TABLES, plain strings; the schema version goes in the key-value metadata.
+    """
+    schema = in_memory(name)
+    if name in PARTITIONED:  # the run is in the part's folder name, not in its file
+        schema = schema.remove(schema.get_field_index(PARTITION_KEY))
+        table = table.drop_columns([PARTITION_KEY])
+    encoded = ENCODED_IN_MEMORY.get(name, frozenset())
+    columns = [c for c in schema.names if c in encoded or c in _DICTIONARY_COLUMNS]
+    with path.open("wb") as handle:
+        writer = pq.ParquetWriter(
+            handle,
+            schema,
+            compression="zstd",
+            use_dictionary=columns,  # type: ignore[arg-type]  # the stubs omit the list form
+            store_schema=False,
+        )
+        for start in range(0, table.num_rows, ROW_GROUP):
+            writer.write_table(table.slice(start, ROW_GROUP).cast(schema))
+        metadata = with_metadata(name, on_disk(name)).metadata or {}
+        writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
+        writer.close()
+        handle.flush()
+        _checkpoint()  # written, not yet durable
+        os.fsync(handle.fileno())
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,74 @@
+"""The package follows the data: no stage imports one that comes after it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
+# The stages in the order the data goes through them (README, "Architecture").
+STAGES = ["text", "reading", "folding", "storage", "diffing", "publishing"]
+# Shared vocabulary any stage may import: errors, the row and table shapes, Arrow helpers.
+FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns"}
+# What runs the stages: the ingest orchestration and the command line around it.
+SHELL = {"__init__", "__main__", "ingest", "cli"}
+
+
+def _rank(module: str) -> int:
+    """Where a module under pipeline/ stands: foundation 0, the stages 1-6, the shell 7."""
+    first = module.split(".", maxsplit=1)[0]
+    if first in FOUNDATION:
+        return 0
+    if first in SHELL:
+        return len(STAGES) + 1
+    return STAGES.index(first) + 1
+
+
+def _modules() -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        found.append((".".join(parts), path))
+    return found
+
+
+def _imports(path: Path) -> set[str]:
+    """The pipeline modules PATH imports, as names under pipeline/."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "pipeline":
+                names |= {alias.name for alias in node.names}
+            elif node.module.startswith("pipeline."):
+                names.add(node.module.removeprefix("pipeline."))
+        elif isinstance(node, ast.Import):
+            names |= {a.name.removeprefix("pipeline.") for a in node.names
+                      if a.name.startswith("pipeline.")}  # fmt: skip
+    return names
+
+
+def test_every_module_has_a_place() -> None:
+    """Each module is in a stage, the foundation or the shell; each stage is a package."""
+    for module, _ in _modules():
+        assert _rank(module) >= 0, module
+    for stage in STAGES:
+        assert (PACKAGE / stage / "__init__.py").is_file(), stage
+
+
+@pytest.mark.parametrize(("module", "path"), _modules(), ids=[m for m, _ in _modules()])
+def test_no_stage_imports_a_later_one(module: str, path: Path) -> None:
+    """A module imports the foundation, its own stage and earlier ones; never a later one."""
+    later = sorted(name for name in _imports(path) if _rank(name) > _rank(module))
+    assert later == [], f"{module} imports {later}"
+
+
+def test_each_stage_says_what_it_holds_and_may_import() -> None:
+    """Each stage's __init__ is a docstring: what it holds, then what it may import."""
+    for stage in STAGES:
+        doc = ast.get_docstring(ast.parse((PACKAGE / stage / "__init__.py").read_text()))
+        assert doc is not None, stage
+        holds, imports = doc.split("\n\n")
+        assert holds.startswith(f"Stage {STAGES.index(stage) + 1}, {stage}:"), stage
+        assert "import" in imports.lower(), stage
