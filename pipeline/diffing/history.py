@@ -76,6 +76,7 @@ def snapshot_codes(tables: list[pa.Table]) -> list[Any]:
 
 
 _ORACLE = "\x00oracle "  # sorts before every card name
+_BATCH_ROWS = 8192  # rows turned into Python objects at a time
 _join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
 
 
@@ -150,13 +151,35 @@ def _by_card_and_source(item: tuple[int, Snapshot]) -> tuple[str, str]:
 
 
 def _versions(table: pa.Table, keep: Callable[[int, int], bool]) -> dict[int, Snapshot]:
+    """The versions of each snapshot in TABLE, the rows KEEP(snapshot, run) accepts.
+
+    Read a batch at a time, column by column: a dictionary column's values become Python
+    strings once, shared by every row that holds them, not once per row.
+    """
+    table = table.unify_dictionaries()
+    encoded: list[Any] = [
+        (name, table[name].chunks[0])
+        for name in table.column_names
+        if pa.types.is_dictionary(table.schema.field(name).type) and table[name].num_chunks
+    ]
+    shared = {name: chunk.dictionary.to_pylist() for name, chunk in encoded}
     out: dict[int, Snapshot] = {}
-    for row in table.to_pylist():
-        if not keep(row["_snap"], row["run"]):
-            continue
-        entry = out.setdefault(row["_snap"], (row["card"], row["source"], []))
-        version = Version(row["text_hash"], row["effective_date"], row["text"], row["rule_id"])
-        entry[2].append(version)
+    for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
+        values = {}
+        for name in ("_snap", "run", "card", "source", "text_hash", "effective_date", "text",
+                     "rule_id"):  # fmt: skip
+            column: Any = batch.column(name)
+            if name in shared:
+                strings = shared[name]
+                values[name] = [None if i is None else strings[i]
+                                for i in column.indices.to_pylist()]  # fmt: skip
+            else:
+                values[name] = column.to_pylist()
+        rows = zip(*values.values(), strict=True)
+        for snap, run, card, source, text_hash, date, text, rule_id in rows:
+            if keep(snap, run):
+                entry = out.setdefault(snap, (card, source, []))
+                entry[2].append(Version(text_hash, date, text, rule_id))
     return out
 
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pipeline.columns import as_dictionary
 from pipeline.errors import LockBusyError, StoreError
 from pipeline.keys import codes
 from pipeline.schema import (
@@ -288,12 +289,21 @@ def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     A re-read of an unchanged ruling then costs its key and position, not its text again;
     store.read_table() puts the texts back (see with_ruling_texts).
     """
-    read = sightings["text"].cast(pa.string())
-    equal: Any = pc.equal(read, _ruling_texts(sightings, rulings))
-    same = pc.fill_null(equal, False)  # noqa: FBT003
-    kept = pc.if_else(same, pa.scalar(None, pa.string()), read)
+    read = as_dictionary(sightings["text"])
+    ruling = as_dictionary(rulings["text"])
+    ruling_ids = pc.take(ruling.indices, _ruling_rows(sightings, rulings)).cast(pa.int64())
+    # Each distinct (text read, ruling text) pair is compared once, as strings; rows by ids.
+    width = pa.scalar(len(ruling.dictionary), pa.int64())
+    pairs = pc.add(pc.multiply(read.indices.cast(pa.int64()), width), ruling_ids)
+    distinct = pc.unique(pairs.drop_null())
+    read_of = pc.divide(distinct, width)  # integer division
+    ruling_of = pc.subtract(distinct, pc.multiply(read_of, width))
+    equal = pc.equal(read.dictionary.take(read_of), ruling.dictionary.take(ruling_of))
+    same = pc.fill_null(pc.take(equal, pc.index_in(pairs, value_set=distinct)), False)  # noqa: FBT003
+    kept = pc.if_else(same, pa.scalar(None, read.indices.type), read.indices)
+    text = pa.DictionaryArray.from_arrays(kept, read.dictionary)
     column = sightings.schema.get_field_index("text")
-    return sightings.set_column(column, "text", kept.cast(sightings.schema.field(column).type))
+    return sightings.set_column(column, "text", text.cast(sightings.schema.field(column).type))
 
 
 def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
@@ -311,9 +321,13 @@ def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
 
 def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
     """The text of the ruling each row of SIGHTINGS is keyed to (null if none is)."""
+    return pc.take(rulings["text"].cast(pa.string()), _ruling_rows(sightings, rulings))
+
+
+def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
+    """The row of RULINGS each row of SIGHTINGS is keyed to (null if none is)."""
     sighting_codes, ruling_codes = codes([sightings.select(_KEY), rulings.select(_KEY)], _KEY)
-    at = pc.index_in(sighting_codes, value_set=ruling_codes)
-    return pc.take(rulings["text"].cast(pa.string()), at)
+    return pc.index_in(sighting_codes, value_set=ruling_codes)
 
 
 @dataclass(frozen=True, slots=True)
