@@ -183,7 +183,7 @@ def test_file_stage_never_raises(
 LOCK_HOLDER = """
 import sys, time
 from pathlib import Path
-from pipeline import store
+from pipeline.storage import store
 with store.writer_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     if float(sys.argv[2]) < 0:  # hold until told to let go
