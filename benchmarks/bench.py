@@ -21,7 +21,7 @@ from langeval import MTGJSON, labelled_set, set_names, write_dumps
 from measure import INGEST, LINKED, measure
 
 _FLOOR = """
-from pipeline import read
+from pipeline.reading import read
 from pipeline.models import SourceHints
 for root, files in read.discover([Path({raw!r})], None):
     for f in files:
