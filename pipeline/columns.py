@@ -40,3 +40,13 @@ def lookup(keys: Any, mapping: dict[str, Any], kind: pa.DataType | None = None) 
 def replace_column(table: pa.Table, name: str, values: Any) -> pa.Table:  # noqa: ANN401
     """TABLE with column NAME replaced by VALUES (any Arrow array)."""
     return table.set_column(table.schema.get_field_index(name), name, values)
+
+
+def used_only(column: Any) -> Any:  # noqa: ANN401 - a DictionaryArray in and out
+    """COLUMN with a dictionary of the values its indices use (integers hashed, not texts).
+
+    A filtered or mostly null column keeps its whole dictionary; Parquet would store it all.
+    """
+    used = pc.unique(column.indices.drop_null())
+    indices = pc.index_in(column.indices, value_set=used).cast(column.indices.type)
+    return pa.DictionaryArray.from_arrays(indices, column.dictionary.take(used))

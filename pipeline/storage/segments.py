@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import used_only
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
@@ -121,17 +123,10 @@ def _compacted(table: pa.Table) -> pa.Table:
     would carry (and the writer scan) the dictionary of all of them.
     """
     columns = [
-        _used_only(column.combine_chunks()) if pa.types.is_dictionary(column.type) else column
+        used_only(column.combine_chunks()) if pa.types.is_dictionary(column.type) else column
         for column in table.columns
     ]
     return pa.table(columns, schema=table.schema)
-
-
-def _used_only(column: Any) -> Any:  # noqa: ANN401 - a DictionaryArray in and out
-    """COLUMN with a dictionary of the values its indices use (integers hashed, not texts)."""
-    used = pc.unique(column.indices.drop_null())
-    indices = pc.index_in(column.indices, value_set=used).cast(column.indices.type)
-    return pa.DictionaryArray.from_arrays(indices, column.dictionary.take(used))
 
 
 def _assign(sizes: Mapping[str, int], chosen: Plan) -> dict[str, int]:
