@@ -56,7 +56,6 @@ class Plan:
     home: Mapping[str, int]  # each loaded group's segment
     open: int  # the segment new groups fill first
     next_id: int  # the first unused segment number
-    sizes: Mapping[int, int]
 
 
 def plan(layout: Layout, wanted: Any) -> Plan:  # noqa: ANN401 - an Arrow string array
@@ -77,8 +76,7 @@ def plan(layout: Layout, wanted: Any) -> Plan:  # noqa: ANN401 - an Arrow string
         load.add(newest)
         open_segment = newest
     home = {str(group): seg for seg in sorted(load) for group in layout.members[seg].to_pylist()}
-    sizes = {seg: layout.rows[seg] for seg in load}
-    return Plan(tuple(sorted(load)), home, open_segment, next_id, sizes)
+    return Plan(tuple(sorted(load)), home, open_segment, next_id)
 
 
 def split(tables: Mapping[str, pa.Table], chosen: Plan) -> dict[str, dict[int, pa.Table | None]]:
