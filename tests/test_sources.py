@@ -217,8 +217,13 @@ def test_comprehensive_rules_releases(tmp_path: Path) -> None:
     """Four releases in four encodings; each rule dated by the first release with its text."""
     raw = tmp_path / "raw"
     raw.mkdir()
-    for release in sorted(COMPRULES.glob("*.txt")):
+    releases = sorted(COMPRULES.glob("*.txt"))
+    for release in releases:
         shutil.copy(release, raw / release.name)
+    # A source each: the diffs between releases (a minute and a half) are test_archive's
+    # subject; the first release with a rule's text still dates it.
+    sources = "".join(f"{r.name},cr-{r.stem}\n" for r in releases)
+    (raw / "manifest.csv").write_text("path,source\n" + sources, encoding="utf-8")
     report = ingest([raw], out=tmp_path / "out")
     assert {f.source_path: (f.encoding, f.rules) for f in report.files} == {
         "2022-10-07.txt": ("cp1252", 2759),
