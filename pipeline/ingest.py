@@ -185,6 +185,7 @@ def ingest(
 class _Loaded:
     """The segments of `rulings` and `state` holding the cards a run read (segments.py)."""
 
+    base: Path  # the version they were read from
     plan: segments.Plan
     rulings: pa.Table
     state: pa.Table
@@ -202,7 +203,7 @@ class _Loaded:
             for name in SEGMENTED
         ]  # fmt: skip
         rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
-        return _Loaded(chosen, rulings, state)
+        return _Loaded(base, chosen, rulings, state)
 
 
 def _history(
@@ -236,9 +237,9 @@ def _history(
     old = store.read_table(out, "translations")
     tables = {}
     if has_work(old, rulings, cards):  # links are made among every English ruling
-        others = [seg for seg in store.segment_ids(store.pinned(out), "rulings")
+        others = [seg for seg in store.segment_ids(loaded.base, "rulings")
                   if seg not in loaded.plan.load]  # fmt: skip
-        rest = store.read_segments(store.pinned(out), "rulings", others).values()
+        rest = store.read_segments(loaded.base, "rulings", others).values()
         everything = pa.concat_tables([rulings.cast(in_memory("rulings")), *rest])
         tables["translations"] = update_translations(old, everything, cards, run)
     parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}

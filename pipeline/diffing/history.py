@@ -166,8 +166,7 @@ def _versions(table: pa.Table, keep: Callable[[int, int], bool]) -> dict[int, Sn
     out: dict[int, Snapshot] = {}
     for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
         values = {}
-        for name in ("_snap", "run", "card", "source", "text_hash", "effective_date", "text",
-                     "rule_id"):  # fmt: skip
+        for name in ("_snap", *_VERSION_COLUMNS):  # the order the rows unpack in below
             column: Any = batch.column(name)
             if name in shared:
                 strings = shared[name]

@@ -115,7 +115,7 @@ def commit(
 def _stage_segments(
     current: Path, staging: Path, name: str, rewritten: Mapping[int, pa.Table | None]
 ) -> None:
-    """Stage segmented table NAME: REWRITTEN segments written, the others linked.
+    """Stage segmented table NAME: REWRITTEN segments written, CURRENT's others linked.
 
     A table left without segments gets one empty segment, 0, so readers always find a
     file; it goes once the table has rows.
@@ -236,15 +236,10 @@ def _adopt(out: Path, folder: Path) -> Path:
     for name in TABLES:
         found = folder / f"{name}.parquet"
         target = staging / f"{name}.parquet"
-        if name in SEGMENTED and (folder / name).is_dir():
-            (staging / name).mkdir()
-            for seg in segment_ids(folder, name):
-                _link_or_copy(segment_path(folder, name, seg).resolve(),
-                              segment_path(staging, name, seg))  # fmt: skip
+        if name in SEGMENTED and ((folder / name).is_dir() or not found.is_file()):
+            _stage_segments(folder, staging, name, {})  # its segments linked, or one empty
         elif found.is_file():
             _link_or_copy(found.resolve(), target)
-        elif name in SEGMENTED:
-            _stage_segments(staging, staging, name, {})
         elif name not in PARTITIONED:
             _write_durable(target, in_memory(name).empty_table(), name)
     _fsync(staging)

@@ -47,7 +47,7 @@ LOCK = ".lock"
 VERSIONS = ".versions"
 CURRENT = ".current"
 PART = "part-0.parquet"
-# The tables rewritten by each run, one file per version.
+# The tables rewritten by each run: one file, or a folder of segments, per version.
 VERSIONED = tuple(name for name in TABLES if name not in PARTITIONED)
 _KEY = ["text_hash", "card", "effective_date"]
 _RUN_FOLDER = re.compile(rf"{PARTITION_KEY}=([1-9][0-9]*)")
