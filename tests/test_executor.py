@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pytest
@@ -11,6 +12,7 @@ from conftest import data_files, rows
 
 from pipeline import ingest
 from pipeline.errors import UsageError
+from pipeline.limits import Limits
 from pipeline.reading import executor
 
 if TYPE_CHECKING:
@@ -96,3 +98,21 @@ def test_unknown_executor_is_a_usage_error(corpus: Path, tmp_path: Path) -> None
 def test_batches_keep_order() -> None:
     """Batches are consecutive slices of the job list."""
     assert executor.batches(list(range(7)), 3) == [[0, 1, 2], [3, 4, 5], [6]]
+
+
+def _mark(part: list[Path]) -> list[Path]:
+    """A task that leaves a file for each part it was given: which parts were started."""
+    for path in part:
+        path.touch()
+    return part
+
+
+def test_the_pool_holds_only_a_few_batches_ahead(tmp_path: Path) -> None:
+    """Batches are submitted as earlier ones are taken: a future keeps its batch alive."""
+    parts = [[tmp_path / f"part-{n:02d}"] for n in range(20)]
+    batches: Any = executor._pool(_mark, parts, 1, Limits())  # type: ignore[arg-type]
+    assert next(batches) == parts[0]
+    time.sleep(1)  # whatever was submitted has run by now
+    started = sorted(path.name for path in tmp_path.iterdir())
+    assert started == [f"part-{n:02d}" for n in range(executor._AHEAD + 1)]
+    assert list(batches) == parts[1:]  # the rest, in order

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from itertools import islice
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
@@ -28,6 +30,8 @@ BATCH_FILES = 256
 # the collector's youngest generation runs every this many allocations (Python's: 700).
 _GC_THRESHOLD = 20_000
 EXECUTORS = ("local", "dask")
+# Batches submitted ahead of the one awaited, per worker: enough to keep every worker busy.
+_AHEAD = 2
 T = TypeVar("T")
 
 
@@ -129,17 +133,22 @@ def _pool(
     A dead worker breaks the pool and every batch not yet returned: the first of those is
     read again one file per task, so that only the file that kills its reader again is
     rejected, and a new pool takes the batches after it.
+
+    At most _AHEAD batches a worker are in flight: a future keeps its batch until it is
+    dropped, and a whole run's batches held that way were most of a large run's memory.
     """
     done = 0
     while done < len(parts):
         count = min(workers, len(parts) - done)
         with _new_pool(count, limits) as pool:
-            futures = [pool.submit(task, part) for part in parts[done:]]
-            for future in futures:
+            upcoming = iter(parts[done:])
+            ahead = deque(pool.submit(task, part) for part in islice(upcoming, _AHEAD * count))
+            while ahead:
                 try:
-                    batch = future.result()
+                    batch = ahead.popleft().result()
                 except BrokenProcessPool:
                     break
+                ahead.extend(pool.submit(task, part) for part in islice(upcoming, 1))
                 done += 1
                 yield batch
         if done < len(parts):
@@ -189,8 +198,9 @@ def _dask(
         raise UsageError(msg) from exc
     cluster = None if scheduler else LocalCluster(processes=True, dashboard_address=None)
     with Client(scheduler or cluster) as client:
-        futures = client.map(task, parts, pure=False)
-        for part, future in zip(parts, futures, strict=True):
+        futures = deque(client.map(task, parts, pure=False))
+        for part in parts:
+            future = futures.popleft()  # released once read: the cluster may drop its batch
             try:
                 yield future.result()
             except KilledWorker:
