@@ -124,7 +124,6 @@ def ingest(
         results, todo = _skip_unchanged(jobs, _stored_files(files_table), rehash=rehash)
         if update is not None:
             update(len(jobs) - len(todo))
-        scanned: list[pa.Table] = []
         pool = TextPool()
         slots = iter(todo)
         chosen = [jobs[i] for i in todo]
@@ -140,11 +139,11 @@ def ingest(
                 results[next(slots)] = result
             if batch.sightings is not None:
                 remember(batch.languages)
-                scanned.append(pool.encode(batch.sightings))
-        if scanned:
+                pool.add(batch.sightings)
+        if pool.batches:
             as_of = {r.report.source_path: r.report.as_of for r in results.values()
                      if r.report.as_of is not None}  # fmt: skip
-            read_now = dated(pool.decode(pa.concat_tables(scanned)), as_of)
+            read_now = dated(pool.collect(), as_of)
             named, catalog_warnings = apply_catalog(read_now, catalog)
             loaded = _Loaded.of(out, named)
             new, merged, fold_warnings = _fold(named, loaded.rulings)
@@ -217,7 +216,7 @@ def _history(
 ) -> tuple[
     dict[str, pa.Table],
     dict[tuple[str, int], pa.Table],
-    dict[str, dict[int, pa.Table | None]],
+    dict[str, dict[int, segments.Cut | None]],
     list[str],
 ]:
     """What the run's sightings NEW change: rewritten tables, new parts, segments, warnings.

@@ -57,13 +57,24 @@ class TextPool:
     """Distinct texts of a run and their hashes, so that its sightings hold each once.
 
     Each text (and its hash, a function of it) gets an id; `text` and `text_hash` become
-    two dictionary arrays over the same ids. Batches are encoded as they arrive, so their
-    string columns are freed batch by batch.
+    two dictionary arrays over the same ids. Batches are encoded as they arrive (add), so
+    their string columns are freed batch by batch, and kept until collect().
     """
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
         self._hashes: list[str] = []
+        self.batches: list[pa.Table] = []
+
+    def add(self, batch: pa.Table) -> None:
+        """Encode BATCH and keep it for collect()."""
+        self.batches.append(self.encode(batch))
+
+    def collect(self) -> pa.Table:
+        """Every batch added, decoded as one table; the pool lets go of the batches."""
+        table = self.decode(pa.concat_tables(self.batches))
+        self.batches = []
+        return table
 
     def encode(self, batch: pa.Table) -> pa.Table:
         """BATCH with `text` and `text_hash` as ids into the pool (int32).
@@ -94,6 +105,9 @@ class TextPool:
         read until repair() re-keys a stripped copy. It feeds merge_rulings() and is not
         stored.
         """
+        # One chunk a column: an operation over columns chunked apart slices them all to
+        # common bounds, and each slice of a pooled column would carry the whole pool.
+        table = table.combine_chunks()
         ids = table["text"].combine_chunks() if table.num_rows else pa.array([], pa.int32())
         text = pa.DictionaryArray.from_arrays(ids, pa.array(list(self._ids), pa.string()))
         hashes = pa.DictionaryArray.from_arrays(ids, pa.array(self._hashes, pa.string()))
