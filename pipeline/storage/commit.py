@@ -51,6 +51,8 @@ from pipeline.storage.store import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from pipeline.storage.segments import Cut
+
 # A superseded version stays this long for the readers that pinned it (Dataset, or a path
 # under .versions/); the one just before the version in force is always kept.
 RETAIN_SECONDS = float(os.environ.get("PIPELINE_RETAIN_SECONDS", "3600") or "3600")
@@ -66,13 +68,14 @@ def commit(
     out: Path,
     tables: Mapping[str, pa.Table],
     parts: Mapping[tuple[str, int], pa.Table] | None = None,
-    segments: Mapping[str, Mapping[int, pa.Table | None]] | None = None,
+    segments: Mapping[str, Mapping[int, Cut | None]] | None = None,
 ) -> None:
     """Make TABLES (and the other tables as they are) and PARTS the next version, at once.
 
     TABLES maps rewritten one-file tables to their new contents; PARTS maps (table, run) to
     the rows of a new part of an append-only table; SEGMENTS maps a segmented table to its
-    rewritten segments (None: the segment goes), the others staying as they are.
+    rewritten segments (segments.split; None: the segment goes), the others staying as
+    they are. Each segment is gathered as it is written.
     """
     parts, segments = parts or {}, segments or {}
     if set(tables) & set(SEGMENTED):
@@ -113,7 +116,7 @@ def commit(
 
 
 def _stage_segments(
-    current: Path, staging: Path, name: str, rewritten: Mapping[int, pa.Table | None]
+    current: Path, staging: Path, name: str, rewritten: Mapping[int, Cut | None]
 ) -> None:
     """Stage segmented table NAME: REWRITTEN segments written, CURRENT's others linked.
 
@@ -121,7 +124,7 @@ def _stage_segments(
     file; it goes once the table has rows.
     """
     (staging / name).mkdir()
-    written = {seg: table for seg, table in rewritten.items() if table is not None}
+    written = {seg: cut for seg, cut in rewritten.items() if cut is not None}
     kept = [seg for seg in segment_ids(current, name) if seg not in rewritten]
     if (
         written
@@ -132,10 +135,10 @@ def _stage_segments(
     for seg in kept:
         _link_or_copy(segment_path(current, name, seg), segment_path(staging, name, seg))
     if not kept and not written:
-        written = {0: in_memory(name).empty_table()}
-    for seg, table in sorted(written.items()):
+        _write_durable(segment_path(staging, name, 0), in_memory(name).empty_table(), name)
+    for seg, cut in sorted(written.items()):
         _checkpoint()
-        _write_durable(segment_path(staging, name, seg), table, name)
+        _write_durable(segment_path(staging, name, seg), cut.table(), name)
     _fsync(staging / name)
 
 
