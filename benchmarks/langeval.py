@@ -202,7 +202,7 @@ def end_to_end(items: list[Labelled], workers: int | None) -> None:
         start = time.perf_counter()
         ingest([raw], out=out, workers=workers, link_translations=False)
         seconds = time.perf_counter() - start
-        rulings = pq.read_table(out / "rulings.parquet", columns=["text", "lang"])
+        rulings = pq.read_table(out / "rulings", columns=["text", "lang"])
     stored = dict(zip(rulings["text"].to_pylist(), rulings["lang"].to_pylist(), strict=True))
     right = sum(stored.get(item.text) == item.lang for item in items)
     und = sum(stored.get(item.text) == "und" for item in items)
