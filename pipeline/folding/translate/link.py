@@ -78,6 +78,7 @@ class EnglishIndex:
             sum(self.weights[term] for term in terms - optional)
             for terms, optional in zip(self.terms, self.optional, strict=True)
         ]
+        self._folded: dict[int, str] = {}
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -89,14 +90,16 @@ class EnglishIndex:
             return self.unseen_idf
         return self.idf.get(term, self.unseen_idf)
 
-    def weigh(self, foreign: list[dict[str, float]]) -> list[tuple[dict[str, float], float]]:
+    def weigh(self, foreign: list[dict[str, float]]) -> Query:
         """A translation's terms with their weights (their best translation's), once per text."""
-        return [
-            (options, max(self.weights.get(term, self._weight(term)) for term in options))
-            for options in foreign
-        ]
+        return Query(
+            [
+                (options, max(self.weights.get(term, self._weight(term)) for term in options))
+                for options in foreign
+            ]
+        )
 
-    def coverage(self, doc: int, foreign: list[tuple[dict[str, float], float]]) -> float:
+    def coverage(self, doc: int, query: Query) -> float:
         """How well English text DOC and a translation's weighed terms cover each other (0-1).
 
         The IDF-weighted share of the English terms that some foreign term translates to,
@@ -104,26 +107,32 @@ class EnglishIndex:
         translate to some English term: a short text inside a long one scores low.
         """
         english = self.terms[doc]
-        if not english or not foreign:
+        if not english or not query.items:
             return 0.0
+        # Only the English terms the translation can reach count, in the order it reaches
+        # them (so the sums add in one order, whatever the set's).
+        common = sorted(english & query.reachable, key=query.first.__getitem__)
         # A foreign term's credit is the weight of the translation it found, relative to its
         # best one: a weak, chance co-occurrence covers little.
-        reached: dict[str, float] = {}
-        foreign_total = foreign_hit = 0.0
-        for options, weight in foreign:
-            foreign_total += weight
-            credit = 0.0
-            for term, share in options.items():
-                if term in english:
-                    credit = max(credit, share)
-                    reached[term] = max(reached.get(term, 0.0), share)
-            foreign_hit += weight * credit
+        credit: dict[int, float] = {}
+        for term in common:
+            for item, share in query.reach[term]:
+                if share > credit.get(item, 0.0):
+                    credit[item] = share
+        foreign_hit = sum(query.items[item][1] * credit[item] for item in sorted(credit))
         optional = self.optional[doc]
         english_total = self.required[doc] + sum(
-            self.weights[term] for term in reached if term in optional
+            self.weights[term] for term in common if term in optional
         )
-        english_hit = sum(self.weights[term] * share for term, share in reached.items())
-        return math.sqrt((english_hit / english_total) * (foreign_hit / foreign_total))
+        english_hit = sum(self.weights[term] * query.best[term] for term in common)
+        return math.sqrt((english_hit / english_total) * (foreign_hit / query.total))
+
+    def folded(self, doc: int) -> str:
+        """English text DOC folded (normalize.fold), computed once."""
+        found = self._folded.get(doc)
+        if found is None:
+            found = self._folded[doc] = fold(self.texts[doc])
+        return found
 
     def scores(self, text: str, lang: str, lexicon: Lexicon) -> NDArray[np.float64]:
         """Cosine of TEXT (in LANG, translated through the lexicon) with every English text."""
@@ -139,6 +148,29 @@ class EnglishIndex:
             docs, weights=values, minlength=len(self.hashes)
         ).astype(np.float64)
         return scores
+
+
+class Query:
+    """A translation's weighed terms, and for each English term the terms that reach it.
+
+    ITEMS are (options, weight): the English terms a foreign term may stand for (with
+    their share, best = 1) and its weight. Indexed once per text, so that scoring a
+    candidate walks only the English terms it shares with the translation.
+    """
+
+    __slots__ = ("best", "first", "items", "reach", "reachable", "total")
+
+    def __init__(self, items: list[tuple[dict[str, float], float]]) -> None:
+        self.items = items
+        self.total = sum(weight for _, weight in items)
+        self.reach: dict[str, list[tuple[int, float]]] = {}
+        self.best: dict[str, float] = {}
+        for item, (options, _) in enumerate(items):
+            for term, share in options.items():
+                self.reach.setdefault(term, []).append((item, share))
+                self.best[term] = max(self.best.get(term, 0.0), share)
+        self.first = {term: n for n, term in enumerate(self.reach)}
+        self.reachable = frozenset(self.reach)
 
 
 def _english_bag(text: str) -> Counter[str]:
@@ -174,19 +206,19 @@ class Ranking(NamedTuple):
     """A translation's best English candidates (index positions, best first) and its terms."""
 
     ranked: tuple[tuple[int, float], ...]
-    terms: tuple[tuple[dict[str, float], float], ...]
+    terms: Query
 
 
 def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking:
     """Shortlist by cosine over the inverted index, then order by coverage."""
     if len(index) == 0 or lang not in lexicon:
-        return Ranking((), ())
+        return Ranking((), Query([]))
     cosine = index.scores(text, lang, lexicon)
     count = min(SHORTLIST, len(cosine))
     shortlist = np.argpartition(-cosine, count - 1)[:count].tolist()
     terms = index.weigh(_foreign_terms(text, lang, lexicon))
     scored = [(i, index.coverage(i, terms)) for i in shortlist]
-    return Ranking(tuple(_ordered(scored, index)), tuple(terms))
+    return Ranking(tuple(_ordered(scored, index)), terms)
 
 
 def _ordered(scored: Iterable[tuple[int, float]], index: EnglishIndex) -> list[tuple[int, float]]:
@@ -211,17 +243,15 @@ def decide(
     """
     if not ranking.ranked:
         return Link(None, 0.0, 0.0, "no-candidates")
-    terms = list(ranking.terms)
+    terms = ranking.terms
     seen = {i for i, _ in ranking.ranked}
     own = [index.position[h] for h in card_originals if h in index.position]
     extra = [(i, index.coverage(i, terms)) for i in sorted(set(own) - seen)]
     ranked = _ordered([*ranking.ranked, *extra], index)
     best, score = ranked[0]
-    best_text = fold(index.texts[best])
+    best_text = index.folded(best)
     versions = {
-        i
-        for i, _ in ranked[1:]
-        if fuzz.ratio(best_text, fold(index.texts[i])) >= VERSION_SIMILARITY
+        i for i, _ in ranked[1:] if fuzz.ratio(best_text, index.folded(i)) >= VERSION_SIMILARITY
     }
     rival = next((value for i, value in ranked[1:] if i not in versions), 0.0)
     original = index.hashes[best]
