@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -149,8 +150,9 @@ def ingest(
             new, merged, fold_warnings = _fold(named, loaded.rulings)
             forget()  # the workers' languages are in `new` now
             new_keys = merged.num_rows - loaded.rulings.num_rows
+            linking = (workers or os.cpu_count() or 1) if link_translations else 0
             written, parts, rewritten, late_warnings = _history(
-                out, new, merged, loaded, run=run, link_translations=link_translations
+                out, new, merged, loaded, run=run, link_workers=linking
             )
             fold_warnings += catalog_warnings + late_warnings
         else:  # unchanged files need nothing more: no dataset table is read or rewritten
@@ -212,7 +214,7 @@ def _history(
     loaded: _Loaded,
     *,
     run: int,
-    link_translations: bool,
+    link_workers: int,
 ) -> tuple[
     dict[str, pa.Table],
     dict[tuple[str, int], pa.Table],
@@ -221,7 +223,8 @@ def _history(
 ]:
     """What the run's sightings NEW change: rewritten tables, new parts, segments, warnings.
 
-    MERGED is the rulings of the LOADED segments with NEW folded in.
+    MERGED is the rulings of the LOADED segments with NEW folded in. Translations are
+    linked on LINK_WORKERS processes; 0 puts linking off.
     """
     if not new.num_rows:
         return {}, {}, {}, []
@@ -231,7 +234,7 @@ def _history(
     rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
     # The cards whose translations are linked: those read, unless linking is put off.
     cards: Any = pc.unique(stored["card"].cast(pa.string()))
-    if not link_translations:
+    if not link_workers:
         cards = pa.array([], pa.string())
     old = store.read_table(out, "translations")
     tables = {}
@@ -240,7 +243,9 @@ def _history(
                   if seg not in loaded.plan.load]  # fmt: skip
         rest = store.read_segments(loaded.base, "rulings", others).values()
         everything = pa.concat_tables([rulings.cast(in_memory("rulings")), *rest])
-        tables["translations"] = update_translations(old, everything, cards, run)
+        tables["translations"] = update_translations(
+            old, everything, cards, run, workers=link_workers
+        )
     parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}
     return tables, parts, rewritten, _late_warnings(late)
 

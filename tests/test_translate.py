@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import random
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,9 @@ from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+# The module, not the function the package exports under its name.
+link_module = importlib.import_module("pipeline.folding.translate.link")
 
 SPELL_TARGETS = (
     "If the spell requires any targets, those targets are chosen when the spell is finally "
@@ -293,6 +297,24 @@ def test_held_out_card_texts_link_to_their_english_text() -> None:
     wrong = [pair for pair in linked if pair[0] != pair[1]]
     assert len(linked) >= 0.9 * len(pairs)
     assert len(wrong) <= 0.01 * len(linked)
+
+
+def test_texts_ranked_in_forked_workers_give_the_same_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Real NEO card texts in every language: linked on two processes as on one."""
+    pairs = read_pairs([REALDATA / "mtgjson-2022" / "NEO.json"])[:600]
+    rows: list[tuple[str | None, str, str, bool]]
+    rows = [(text_hash(p.english)[:8], "en", p.english, True) for p in pairs]
+    rows += [(text_hash(p.english)[:8], p.lang, p.foreign, True) for p in pairs]
+    rulings = _rulings(rows)
+    alone = translations_table(rulings)
+    monkeypatch.setattr(link_module, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(link_module, "_CHUNK", 50)
+    pooled = translations_table(rulings, workers=2)
+    assert pooled.num_rows > 300
+    assert pooled.equals(alone)
+    assert link_module._SHARED is None  # the workers' index is let go
 
 
 @pytest.mark.parametrize(

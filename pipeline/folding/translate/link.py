@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import multiprocessing as mp
 from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -14,7 +16,7 @@ from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping, Sequence
 
     from numpy.typing import NDArray
 
@@ -30,6 +32,12 @@ MIN_MARGIN = 0.12
 VERSION_SIMILARITY = 80.0
 # How many of the best-scoring candidates are compared for versions and the margin.
 SHORTLIST = 20
+# Fewer texts than this are ranked in the calling process: forking costs more than it saves.
+PARALLEL_MIN = 2_000
+# Texts a worker ranks per task.
+_CHUNK = 256
+# The index and lexicon rank_many() hands to its forked workers.
+_SHARED: tuple[EnglishIndex, Lexicon] | None = None
 
 
 class Link(NamedTuple):
@@ -203,22 +211,55 @@ def _foreign_terms(text: str, lang: str, lexicon: Lexicon) -> list[dict[str, flo
 
 
 class Ranking(NamedTuple):
-    """A translation's best English candidates (index positions, best first) and its terms."""
+    """A translation's best English candidates (index positions, best first) and its terms.
+
+    TERMS are Query.items: what travels back from a worker (the Query is rebuilt where a
+    card's own texts must be scored as well).
+    """
 
     ranked: tuple[tuple[int, float], ...]
-    terms: Query
+    terms: tuple[tuple[dict[str, float], float], ...]
 
 
 def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking:
     """Shortlist by cosine over the inverted index, then order by coverage."""
     if len(index) == 0 or lang not in lexicon:
-        return Ranking((), Query([]))
+        return Ranking((), ())
     cosine = index.scores(text, lang, lexicon)
     count = min(SHORTLIST, len(cosine))
     shortlist = np.argpartition(-cosine, count - 1)[:count].tolist()
     terms = index.weigh(_foreign_terms(text, lang, lexicon))
     scored = [(i, index.coverage(i, terms)) for i in shortlist]
-    return Ranking(tuple(_ordered(scored, index)), terms)
+    return Ranking(tuple(_ordered(scored, index)), tuple(terms.items))
+
+
+def rank_many(
+    texts: Sequence[tuple[str, str]], index: EnglishIndex, lexicon: Lexicon, workers: int = 1
+) -> list[Ranking]:
+    """rank() of each (text, lang) of TEXTS, in order; on WORKERS processes when it pays.
+
+    The workers are forked, so they share the index and lexicon as they are; where fork is
+    not available (or for fewer than PARALLEL_MIN texts) the texts are ranked here. The
+    rankings are the same either way.
+    """
+    chunks = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
+    if workers <= 1 or len(texts) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
+        return [rank(text, lang, index, lexicon) for text, lang in texts]
+    global _SHARED  # noqa: PLW0603 - what the forked workers inherit
+    _SHARED = (index, lexicon)
+    try:
+        with ProcessPoolExecutor(min(workers, len(chunks)), mp.get_context("fork")) as pool:
+            return [ranking for part in pool.map(_rank_chunk, chunks) for ranking in part]
+    finally:
+        _SHARED = None
+
+
+def _rank_chunk(texts: Sequence[tuple[str, str]]) -> list[Ranking]:
+    if _SHARED is None:
+        msg = "_rank_chunk runs in a worker forked by rank_many()"
+        raise RuntimeError(msg)
+    index, lexicon = _SHARED
+    return [rank(text, lang, index, lexicon) for text, lang in texts]
 
 
 def _ordered(scored: Iterable[tuple[int, float]], index: EnglishIndex) -> list[tuple[int, float]]:
@@ -243,10 +284,11 @@ def decide(
     """
     if not ranking.ranked:
         return Link(None, 0.0, 0.0, "no-candidates")
-    terms = ranking.terms
     seen = {i for i, _ in ranking.ranked}
     own = [index.position[h] for h in card_originals if h in index.position]
-    extra = [(i, index.coverage(i, terms)) for i in sorted(set(own) - seen)]
+    unseen = sorted(set(own) - seen)
+    terms = Query(list(ranking.terms)) if unseen else None
+    extra = [(i, index.coverage(i, terms)) for i in unseen if terms is not None]
     ranked = _ordered([*ranking.ranked, *extra], index)
     best, score = ranked[0]
     best_text = index.folded(best)

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.folding.translate.lexicon import Lexicon, shipped
-from pipeline.folding.translate.link import EnglishIndex, Link, Ranking, decide, rank
+from pipeline.folding.translate.link import EnglishIndex, Link, decide, rank_many
 from pipeline.keys import codes
 from pipeline.schema import TRANSLATIONS, make_schema
 
@@ -21,7 +21,9 @@ NOT_TRANSLATIONS = frozenset({ENGLISH, "und"})
 TRANSLATIONS_SCHEMA = TRANSLATIONS
 
 
-def translations_table(rulings: pa.Table, lexicon: Lexicon | None = None) -> pa.Table:
+def translations_table(
+    rulings: pa.Table, lexicon: Lexicon | None = None, *, workers: int = 1
+) -> pa.Table:
     """One row per non-English (text_hash, card): its English original, or null when unsure.
 
     RULINGS needs the columns text_hash, card, lang, text, current, effective_date and
@@ -33,20 +35,23 @@ def translations_table(rulings: pa.Table, lexicon: Lexicon | None = None) -> pa.
     and shows as out of date. `original_current`
     tells whether the original is current for that card, or, when the card never held it
     in English, for any card; null without an original. Rows sorted by card (nulls last),
-    lang, text_hash.
+    lang, text_hash. Texts are ranked on WORKERS processes (rank_many).
     """
     lexicon = shipped() if lexicon is None else lexicon
     data = _read(rulings)
     index = EnglishIndex(data.english)
-    rankings: dict[str, Ranking] = {}  # one ranking per text, whatever card it is on
+    texts: dict[str, tuple[str, str]] = {}  # one ranking per text, whatever card it is on
+    for (text_hash, _), (lang, text) in sorted(data.translations.items(), key=_order):
+        if lang in lexicon:
+            texts.setdefault(text_hash, (text, lang))
+    rankings = dict(zip(texts, rank_many(list(texts.values()), index, lexicon, workers),
+                        strict=True))  # fmt: skip
     rows: list[dict[str, object]] = []
-    for (text_hash, card), (lang, text) in sorted(data.translations.items(), key=_order):
+    for (text_hash, card), (lang, _) in sorted(data.translations.items(), key=_order):
         own = data.own.get(card, set())
         if lang not in lexicon:
             result = Link(None, 0.0, 0.0, "no-lexicon")
         else:
-            if text_hash not in rankings:
-                rankings[text_hash] = rank(text, lang, index, lexicon)
             result = decide(rankings[text_hash], index, own)
         original = result.original
         if len(result.versions) > 1:
@@ -169,6 +174,8 @@ def update_translations(
     cards: Any,  # noqa: ANN401 - an Arrow string array
     run: int,
     lexicon: Lexicon | None = None,
+    *,
+    workers: int = 1,
 ) -> pa.Table:
     """The translations after RUN, which read CARDS, from the RULINGS after it (`current`).
 
@@ -177,7 +184,7 @@ def update_translations(
     original, read after it); the others keep their links. Every row's
     `original_current` follows the rulings' `current`: a translation whose original this
     run amended or removed is out of date without being read again. OLD is the table
-    before the run.
+    before the run; WORKERS processes rank the texts to link.
     """
     lang = rulings["lang"].cast(pa.string())
     card = rulings["card"].cast(pa.string())
@@ -195,7 +202,8 @@ def update_translations(
     )
     tables = [old.filter(pc.invert(pc.is_in(old_pairs, value_set=ruling_pairs.filter(relink))))]
     if pc.any(relink).as_py():
-        tables.append(translations_table(rulings.filter(pc.or_(english, relink)), lexicon))
+        linked = rulings.filter(pc.or_(english, relink))
+        tables.append(translations_table(linked, lexicon, workers=workers))
     table = pa.concat_tables([TRANSLATIONS.empty_table(), *(t.cast(TRANSLATIONS) for t in tables)])
     [order] = codes([table], ["card", "lang", "text_hash"])
     return with_original_current(table.take(pc.sort_indices(order)), rulings)
