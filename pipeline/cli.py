@@ -83,7 +83,7 @@ def cli() -> None:
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
-    help="Processes for the per-file stage [default: the machine's cores].",
+    help="Processes for the per-file stage and for ranking translations [default: the cores].",
 )
 @click.option(
     "--executor",

@@ -95,7 +95,7 @@ def ingest(
     with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none). REHASH
     hashes every file stored before, even when its size and modification time are unchanged.
     LINK_TRANSLATIONS False leaves new translations unlinked (a later run that reads their
-    card links them).
+    card links them); those linked are ranked on WORKERS processes as well.
     LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
     reads even a single batch in a worker process, within the per-file budgets.
     """
