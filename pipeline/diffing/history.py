@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import lookup
+from pipeline.columns import lookup, replace_column
 from pipeline.diffing.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.folding.merge import KEY
 from pipeline.keys import codes, first_rows
@@ -139,7 +139,7 @@ def _with_as_of(changes: pa.Table, read: pa.Table) -> pa.Table:
     firsts = read.select([*SNAPSHOT, "as_of"]).take(first_rows(read, SNAPSHOT))
     change_snaps, read_snaps = codes([changes, firsts], SNAPSHOT)
     dates = pc.take(firsts["as_of"], pc.index_in(change_snaps, value_set=read_snaps))
-    return changes.set_column(changes.schema.get_field_index("as_of"), "as_of", dates)
+    return replace_column(changes, "as_of", dates)
 
 
 Snapshot = tuple[str | None, str, list[Version]]

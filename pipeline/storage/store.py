@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import as_dictionary, used_only
+from pipeline.columns import as_dictionary, replace_column, used_only
 from pipeline.errors import LockBusyError, StoreError
 from pipeline.keys import codes
 from pipeline.schema import (
@@ -302,8 +302,7 @@ def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     same = pc.fill_null(pc.take(equal, pc.index_in(pairs, value_set=distinct)), False)  # noqa: FBT003
     kept = pc.if_else(same, pa.scalar(None, read.indices.type), read.indices)
     text = used_only(pa.DictionaryArray.from_arrays(kept, read.dictionary))
-    column = sightings.schema.get_field_index("text")
-    return sightings.set_column(column, "text", text.cast(sightings.schema.field(column).type))
+    return replace_column(sightings, "text", text.cast(sightings.schema.field("text").type))
 
 
 def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
@@ -312,11 +311,7 @@ def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
         return sightings
     texts = _ruling_texts(sightings, rulings)
     filled = pc.coalesce(sightings["text"].cast(pa.string()), texts)
-    return sightings.set_column(
-        sightings.schema.get_field_index("text"),
-        "text",
-        filled.cast(sightings.schema.field("text").type),
-    )
+    return replace_column(sightings, "text", filled.cast(sightings.schema.field("text").type))
 
 
 def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401

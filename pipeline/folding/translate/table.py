@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import replace_column
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.folding.translate.link import EnglishIndex, Link, decide, rank_many
 from pipeline.keys import codes
@@ -40,14 +41,15 @@ def translations_table(
     lexicon = shipped() if lexicon is None else lexicon
     data = _read(rulings)
     index = EnglishIndex(data.english)
+    translations = sorted(data.translations.items(), key=_order)
     texts: dict[str, tuple[str, str]] = {}  # one ranking per text, whatever card it is on
-    for (text_hash, _), (lang, text) in sorted(data.translations.items(), key=_order):
+    for (text_hash, _), (lang, text) in translations:
         if lang in lexicon:
             texts.setdefault(text_hash, (text, lang))
     rankings = dict(zip(texts, rank_many(list(texts.values()), index, lexicon, workers),
                         strict=True))  # fmt: skip
     rows: list[dict[str, object]] = []
-    for (text_hash, card), (lang, _) in sorted(data.translations.items(), key=_order):
+    for (text_hash, card), (lang, _) in translations:
         own = data.own.get(card, set())
         if lang not in lexicon:
             result = Link(None, 0.0, 0.0, "no-lexicon")
@@ -241,6 +243,4 @@ def with_original_current(table: pa.Table, rulings: pa.Table) -> pa.Table:
     current_any = pc.is_in(table["original_text_hash"], value_set=live["text_hash"])
     flags = pc.if_else(own, current_own, current_any)
     flags = pc.if_else(pc.is_null(table["original_text_hash"]), pa.scalar(None, pa.bool_()), flags)
-    return table.set_column(
-        table.schema.get_field_index("original_current"), "original_current", flags
-    )
+    return replace_column(table, "original_current", flags)
