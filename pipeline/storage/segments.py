@@ -161,21 +161,22 @@ def _assign(sizes: Mapping[str, int], chosen: Plan) -> dict[str, int]:
             held.setdefault(seg, []).append(group)
     next_id = chosen.next_id + (bool(fresh) and chosen.open == chosen.next_id)  # taken
     for seg, members in sorted(held.items()):
-        if sum(sizes[g] for g in members) <= 2 * TARGET_ROWS:
-            assign.update(dict.fromkeys(members, seg))
-            continue
-        for index, chunk in enumerate(_chunks(members, sizes, 0)):  # too big: cut it
-            target = seg
-            if index:
-                target, next_id = next_id, next_id + 1
-            assign.update(dict.fromkeys(chunk, target))
+        small = sum(sizes[g] for g in members) <= 2 * TARGET_ROWS
+        chunks = [members] if small else _chunks(members, sizes, 0)  # too big: cut it
+        next_id = _place(chunks, seg, next_id, assign)
     filled = sum(sizes[g] for g, s in assign.items() if s == chosen.open)
-    for index, chunk in enumerate(_chunks(fresh, sizes, filled)):
-        target = chosen.open
+    _place(_chunks(fresh, sizes, filled), chosen.open, next_id, assign)
+    return assign
+
+
+def _place(chunks: list[list[str]], first: int, next_id: int, assign: dict[str, int]) -> int:
+    """Put the first of CHUNKS in segment FIRST, the others in new ones; the next free id."""
+    for index, chunk in enumerate(chunks):
+        target = first
         if index:
             target, next_id = next_id, next_id + 1
         assign.update(dict.fromkeys(chunk, target))
-    return assign
+    return next_id
 
 
 def _chunks(members: Iterable[str], sizes: Mapping[str, int], filled: int) -> list[list[str]]:
