@@ -242,9 +242,9 @@ def rank_many(
     not available (or for fewer than PARALLEL_MIN texts) the texts are ranked here. The
     rankings are the same either way.
     """
-    chunks = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
     if workers <= 1 or len(texts) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
         return [rank(text, lang, index, lexicon) for text, lang in texts]
+    chunks = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
     global _SHARED  # noqa: PLW0603 - what the forked workers inherit
     _SHARED = (index, lexicon)
     try:
@@ -287,8 +287,10 @@ def decide(
     seen = {i for i, _ in ranking.ranked}
     own = [index.position[h] for h in card_originals if h in index.position]
     unseen = sorted(set(own) - seen)
-    terms = Query(list(ranking.terms)) if unseen else None
-    extra = [(i, index.coverage(i, terms)) for i in unseen if terms is not None]
+    extra: list[tuple[int, float]] = []
+    if unseen:  # the card's own texts outside the shortlist are scored as well
+        terms = Query(list(ranking.terms))
+        extra = [(i, index.coverage(i, terms)) for i in unseen]
     ranked = _ordered([*ranking.ranked, *extra], index)
     best, score = ranked[0]
     best_text = index.folded(best)
