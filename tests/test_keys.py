@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -84,3 +86,46 @@ def test_first_rows_gives_each_keys_first_row_among_the_marked_ones() -> None:
     assert sorted(first_rows(table, ["k"]).to_pylist()) == [0, 1, 2, 6]
     mask = pa.array([False, True, True, True, True, True, False])
     assert sorted(first_rows(table, ["k"], where=mask).to_pylist()) == [1, 2, 3]
+
+
+def test_first_rows_come_ascending_and_a_null_mask_leaves_a_row_out() -> None:
+    """The rows are in table order (callers build messages from them), nulls in WHERE skip."""
+    table = pa.table({"k": ["c", "a", "c", "b", "a"]})
+    assert first_rows(table, ["k"]).to_pylist() == [0, 1, 3]
+    mask = pa.chunked_array([[None, True], [True, True, None]], pa.bool_())
+    assert first_rows(table, ["k"], where=mask).to_pylist() == [1, 2, 3]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 10**12)), max_size=60),
+    split=st.integers(0, 60),
+)
+def test_groups_reduce_each_code_as_a_dictionary_would(
+    pairs: list[tuple[int, int]], split: int
+) -> None:
+    """Per code, in code order: its first row, and the min, max and sum of its values."""
+    codes_in = [code for code, _ in pairs]
+    values = [value for _, value in pairs]
+    chunked = pa.chunked_array([codes_in[:split], codes_in[split:]] if pairs else [], pa.int64())
+    found = keys.Groups.of(chunked)
+    expected: dict[int, list[int]] = {}
+    for row, code in enumerate(codes_in):
+        expected.setdefault(code, []).append(row)
+    in_order = sorted(expected)
+    assert found.firsts.tolist() == [expected[code][0] for code in in_order]
+    column = pa.array(values, pa.int64())
+    for how, reference in ((np.minimum, min), (np.maximum, max), (np.add, sum)):
+        assert found.reduce(column, how).tolist() == [
+            reference(values[row] for row in expected[code]) for code in in_order
+        ]
+
+
+def test_groups_reduce_dates_and_refuse_nulls() -> None:
+    """Dates are reduced as days; a null has no place in a group and is said so."""
+    found = keys.Groups.of(pa.array([1, 0, 1], pa.int64()))
+    days = pa.array([dt.date(2024, 2, 2), dt.date(2003, 1, 1), dt.date(2020, 5, 5)])
+    reduced = pa.array(found.reduce(days, np.maximum), pa.int32()).cast(pa.date32())
+    assert reduced.to_pylist() == [dt.date(2003, 1, 1), dt.date(2024, 2, 2)]
+    with pytest.raises(ValueError, match="nulls"):
+        keys.Groups.of(pa.array([1, None], pa.int64()))

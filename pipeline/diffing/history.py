@@ -7,13 +7,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import lookup, replace_column
 from pipeline.diffing.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.folding.merge import KEY
-from pipeline.keys import codes, first_rows
+from pipeline.keys import Groups, codes, first_rows
 from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory
 
 if TYPE_CHECKING:
@@ -45,8 +46,10 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     earlier = before.select(_VERSION_COLUMNS).filter(wanted)
     earlier = earlier.append_column("_snap", before_snaps.filter(wanted))
     known = pc.is_in(new_snaps, value_set=pc.unique(earlier["_snap"]))
-    latest = earlier.group_by("_snap", use_threads=False).aggregate([("run", "max")])
-    last_run = dict(zip(latest["_snap"].to_pylist(), latest["run_max"].to_pylist(), strict=True))
+    snaps = Groups.of(earlier["_snap"])
+    latest = zip(earlier["_snap"].take(pa.array(snaps.firsts)).to_pylist(),
+                 snaps.reduce(earlier["run"], np.maximum).tolist(), strict=True)  # fmt: skip
+    last_run = dict(latest)
     old = _versions(earlier, lambda snap, run: run == last_run[snap])
     fresh = _versions(
         new.select(_VERSION_COLUMNS).append_column("_snap", new_snaps).filter(known),
@@ -126,12 +129,9 @@ def _days(column: Any) -> Any:  # noqa: ANN401 - a date32 Arrow column in and ou
 
 def _per_snapshot(snaps: Any, days: Any, how: Literal["min", "max"]) -> tuple[Any, Any]:  # noqa: ANN401
     """Each snapshot code once, with the min or max (HOW) of DAYS over its rows."""
-    grouped = (
-        pa.table({"_snap": snaps, "_day": days})
-        .group_by("_snap", use_threads=False)
-        .aggregate([("_day", how)])
-    )
-    return grouped["_snap"], grouped[f"_day_{how}"]
+    groups = Groups.of(snaps)
+    reduced = groups.reduce(days, np.minimum if how == "min" else np.maximum)
+    return snaps.take(pa.array(groups.firsts)), pa.array(reduced, pa.int32()).cast(pa.date32())
 
 
 def _with_as_of(changes: pa.Table, read: pa.Table) -> pa.Table:
@@ -278,14 +278,10 @@ def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow i
     """The group of each addition at ROWS of NEW: one id per distinct (text, rule number)."""
     [pairs] = codes([new], ["text_hash", "rule_id"])
     pairs = pc.take(pairs, rows)
-    firsts = (
-        pa.table({"_pair": pairs, "_row": rows})
-        .group_by("_pair", use_threads=False)
-        .aggregate([("_row", "min")])
-    )
-    sides = new.select(["text_hash", "rule_id"]).take(firsts["_row_min"]).to_pylist()
+    firsts: Any = pa.array(Groups.of(pairs).firsts)  # of each pair, its first place in ROWS
+    sides = new.select(["text_hash", "rule_id"]).take(pc.take(rows, firsts)).to_pylist()
     ids = [group_id(ChangeType.ADDED, None, (s["text_hash"], None, s["rule_id"])) for s in sides]
-    at = pc.index_in(pairs, value_set=firsts["_pair"])
+    at: Any = pc.index_in(pairs, value_set=pc.take(pairs, firsts))
     return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
 
 
@@ -313,9 +309,9 @@ def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
 def state_from_sightings(sightings: pa.Table) -> pa.Table:
     """The state of a dataset whose every sighting is at hand (an upgrade from version 3)."""
     [snaps] = snapshot_codes([sightings])
-    runs = sightings.select(["run"]).append_column("_snap", snaps)
-    latest = runs.group_by("_snap", use_threads=False).aggregate([("run", "max")])
-    wanted = pc.take(latest["run_max"], pc.index_in(snaps, value_set=latest["_snap"]))
+    groups = Groups.of(snaps)
+    latest = pa.array(groups.reduce(sightings["run"], np.maximum))
+    wanted = pc.take(latest, pc.index_in(snaps, value_set=snaps.take(pa.array(groups.firsts))))
     rows = sightings.filter(pc.equal(sightings["run"], wanted)).select(STATE.names)
     return _state_order(rows.cast(in_memory("state")))
 

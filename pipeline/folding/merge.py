@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import distinct_texts, lookup, replace_column, strings
-from pipeline.keys import codes, first_rows
+from pipeline.keys import Groups, codes, first_rows
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import ROW_ORDER, RULINGS, in_memory, make_schema
 from pipeline.text.language import detect_language
@@ -39,19 +40,15 @@ def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
     combined = pa.concat_tables(
         [existing.select(MERGED).cast(_MERGED_SCHEMA), fresh.select(MERGED).cast(_MERGED_SCHEMA)]
     )
-    # Group integer codes of the keys, with the counters; codes sort as the keys do, so
-    # every column is then gathered once, from each key's first row, in the rulings' order.
+    # Integer codes of the keys sort as the keys do: each column is gathered once, from each
+    # key's first row, in the rulings' order; the counters are reduced per key.
     [key_codes] = codes([combined], _ORDER)
-    counters = combined.select(_COUNTERS).append_column("_key", key_codes)
-    counters = counters.append_column("_row", pa.array(range(combined.num_rows), pa.int64()))
-    grouped = counters.group_by("_key", use_threads=False).aggregate(
-        [("_row", "min"), ("first_run", "min"), ("last_run", "max"), ("sightings", "sum")]
-    )
-    order = pc.sort_indices(grouped["_key"])
-    merged = combined.take(pc.take(grouped["_row_min"], order))
-    totals = ("first_run_min", "last_run_max", "sightings_sum")
-    for name, total in zip(_COUNTERS, totals, strict=True):
-        merged = replace_column(merged, name, pc.take(grouped[total], order))
+    keys = Groups.of(key_codes)
+    merged = combined.take(pa.array(keys.firsts))
+    totals = (np.minimum, np.maximum, np.add)
+    for name, how in zip(_COUNTERS, totals, strict=True):
+        column = pa.array(keys.reduce(combined[name], how), _MERGED_SCHEMA.field(name).type)
+        merged = replace_column(merged, name, column)
     return merged
 
 
