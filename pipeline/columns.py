@@ -42,6 +42,12 @@ def replace_column(table: pa.Table, name: str, values: Any) -> pa.Table:  # noqa
     return table.set_column(table.schema.get_field_index(name), name, values)
 
 
+def kept(rows: Any, mask: Any) -> Any:  # noqa: ANN401 - a table or array, a boolean mask
+    """ROWS where MASK is true: ROWS itself when it holds everywhere (a filter copies)."""
+    everywhere = mask.null_count == 0 and pc.all(mask).as_py() is not False
+    return rows if everywhere else rows.filter(mask)
+
+
 def used_only(column: Any) -> Any:  # noqa: ANN401 - a DictionaryArray in and out
     """COLUMN with a dictionary of the values its indices use (integers hashed, not texts).
 

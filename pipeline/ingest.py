@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import kept
 from pipeline.diffing.history import SNAPSHOT, run_history, state_from_sightings, with_current
 from pipeline.errors import InputError
 from pipeline.folding.catalog import Catalog, apply_catalog
@@ -308,7 +309,7 @@ def _fold(new: pa.Table, rulings: pa.Table) -> tuple[pa.Table, pa.Table, list[st
     (texts with symbols, known languages, rule dates) is the rulings of their own cards,
     and of the rows without a card, whatever else shares their segments.
     """
-    own = rulings.filter(pc.is_in(groups(rulings), value_set=pc.unique(groups(new))))
+    own = kept(rulings, pc.is_in(groups(rulings), value_set=pc.unique(groups(new))))
     new, repair_warnings = repair(new, texts_with_symbols(own))
     new = carry_rule_dates(assign_languages(new, known_languages(own)), own)
     return new, merge_rulings(rulings, new), repair_warnings

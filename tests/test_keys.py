@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import keys
+from pipeline.columns import kept
 from pipeline.keys import codes, first_rows
 
 VALUES = st.one_of(st.none(), st.sampled_from(["", "a", "b", "ab", "Z", "\x00"]))
@@ -129,3 +130,11 @@ def test_groups_reduce_dates_and_refuse_nulls() -> None:
     assert reduced.to_pylist() == [dt.date(2003, 1, 1), dt.date(2024, 2, 2)]
     with pytest.raises(ValueError, match="nulls"):
         keys.Groups.of(pa.array([1, None], pa.int64()))
+
+
+def test_kept_returns_the_rows_themselves_when_the_mask_keeps_them_all() -> None:
+    """No copy where nothing is dropped; a filter where something is (nulls drop)."""
+    table = pa.table({"a": [1, 2, 3]})
+    assert kept(table, pa.array([True, True, True])) is table
+    assert kept(table, pa.array([True, None, True]))["a"].to_pylist() == [1, 3]
+    assert kept(table["a"], pa.chunked_array([[True], [False, True]])).to_pylist() == [1, 3]

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import lookup, replace_column
+from pipeline.columns import kept, lookup, replace_column
 from pipeline.diffing.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.folding.merge import KEY
 from pipeline.keys import Groups, codes, first_rows
@@ -43,8 +43,8 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     """
     before_snaps, new_snaps = snapshot_codes([before, new])
     wanted = pc.is_in(before_snaps, value_set=pc.unique(new_snaps))
-    earlier = before.select(_VERSION_COLUMNS).filter(wanted)
-    earlier = earlier.append_column("_snap", before_snaps.filter(wanted))
+    earlier = kept(before.select(_VERSION_COLUMNS), wanted)
+    earlier = earlier.append_column("_snap", kept(before_snaps, wanted))
     known = pc.is_in(new_snaps, value_set=pc.unique(earlier["_snap"]))
     snaps = Groups.of(earlier["_snap"])
     latest = zip(earlier["_snap"].take(pa.array(snaps.firsts)).to_pylist(),
@@ -52,7 +52,7 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     last_run = dict(latest)
     old = _versions(earlier, lambda snap, run: run == last_run[snap])
     fresh = _versions(
-        new.select(_VERSION_COLUMNS).append_column("_snap", new_snaps).filter(known),
+        kept(new.select(_VERSION_COLUMNS).append_column("_snap", new_snaps), known),
         lambda _snap, _run: True,
     )
     changes: list[Change] = []
@@ -99,11 +99,11 @@ def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.
     seen_day = pc.take(stored_day, pc.index_in(new_snaps, value_set=known))
     late: Any = pc.fill_null(pc.less(day, seen_day), False)  # noqa: FBT003
     on_time: Any = pc.invert(late)
-    current, snaps, day = new.filter(on_time), new_snaps.filter(on_time), day.filter(on_time)
+    current, snaps, day = (kept(rows, on_time) for rows in (new, new_snaps, day))
     snap_ids, first_day = _per_snapshot(snaps, day, "min")
     _, last_day = _per_snapshot(snaps, day, "max")
     several: Any = pc.is_in(snaps, value_set=snap_ids.filter(pc.not_equal(first_day, last_day)))
-    single = current.filter(pc.invert(several))
+    single = kept(current, pc.invert(several))
     parts = [_with_as_of(run_changes(state, single, run), single)] if single.num_rows else []
     latest = [single.select(STATE.names).cast(state.schema)]
     if pc.any(several).as_py():
@@ -302,8 +302,8 @@ def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
     Rows are ordered by card, source, path and position (nulls first), whatever came when.
     """
     state_snaps, new_snaps = snapshot_codes([state, new])
-    kept = state.filter(pc.invert(pc.is_in(state_snaps, value_set=pc.unique(new_snaps))))
-    return _state_order(pa.concat_tables([kept, new.select(STATE.names).cast(kept.schema)]))
+    old = kept(state, pc.invert(pc.is_in(state_snaps, value_set=pc.unique(new_snaps))))
+    return _state_order(pa.concat_tables([old, new.select(STATE.names).cast(old.schema)]))
 
 
 def state_from_sightings(sightings: pa.Table) -> pa.Table:
