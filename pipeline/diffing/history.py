@@ -115,8 +115,10 @@ def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.
             before = next_state(before, level)
         latest.append(before)  # each version's latest snapshot
     changes = pa.concat_tables([_HELD.empty_table(), *parts])
-    [order] = codes([changes], ["card", "source", "as_of"])
-    changes = changes.take(pc.sort_indices(order))  # a stable sort: each part's order stays
+    if len(parts) > 1:  # one part is in order already, and its copy would double the peak
+        [order] = codes([changes], ["card", "source", "as_of"])
+        changes = changes.take(pc.sort_indices(order))  # a stable sort: each part's order stays
+    del parts
     return changes, next_state(state, pa.concat_tables(latest)), new.filter(late)
 
 
