@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import time
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from conftest import data_files, rows
 from pipeline import ingest
 from pipeline.errors import UsageError
 from pipeline.limits import Limits
-from pipeline.reading import executor
+from pipeline.reading import executor, sightings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -119,3 +120,28 @@ def test_the_pool_holds_only_a_few_batches_ahead(tmp_path: Path) -> None:
     time.sleep(0.5)  # room for a worker that was given more to start it
     assert sorted(path.name for path in tmp_path.iterdir()) == allowed
     assert list(batches) == parts[1:]  # the rest, in order
+
+
+def test_trim_heap_trims_where_it_can_and_is_quiet_where_it_cannot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """malloc_trim(0) where the C library has it; nothing where there is none to open."""
+    calls: list[int] = []
+
+    class GlibcLike:
+        def malloc_trim(self, pad: int) -> int:
+            calls.append(pad)
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda _name: GlibcLike())
+    sightings.trim_heap()
+    assert calls == [0]
+    monkeypatch.setattr(ctypes, "CDLL", lambda _name: object())  # no malloc_trim
+    sightings.trim_heap()
+
+    def unopenable(_name: None) -> None:
+        raise TypeError
+
+    monkeypatch.setattr(ctypes, "CDLL", unopenable)
+    sightings.trim_heap()
+    assert calls == [0]
