@@ -16,6 +16,7 @@ from pipeline import ingest
 from pipeline.cli import cli
 from pipeline.publishing.dataset import load_changeset
 from pipeline.publishing.render import render_json, render_markdown
+from pipeline.publishing.render_html import render_html
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -158,6 +159,30 @@ def test_same_amendment_on_many_cards_is_one_group(tmp_path: Path) -> None:
     assert group.silent
     assert [card for card, _ in group.cards] == ["Ancestral Vision", "Rift Bolt"]
     assert "### Amended silently (same date), dated 2021-06-18" in render_markdown(cs)
+
+
+def test_ruling_cut_to_its_first_sentence_is_one_amendment(tmp_path: Path) -> None:
+    """A later cleanup keeps a ruling's first sentence: amended by sentences, in every format."""
+    first = "You can exile a card in your hand using suspend any time you could cast that card."
+    new = tmp_path / "new"
+    new.mkdir()
+    for path in sorted(TSP.glob("*.txt")):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        (new / path.name).write_text(
+            "\n".join(first if line.startswith(first) else line for line in lines),
+            encoding="utf-8",
+        )
+    out = _two_runs(tmp_path, sorted(TSP.glob("*.txt")), sorted(new.glob("*.txt")), None)
+    cs = load_changeset(out)
+    [group] = cs.groups
+    assert (group.change.value, group.match) == ("amended", "sentences")
+    assert [card for card, _ in group.cards] == ["Ancestral Vision", "Rift Bolt"]
+    assert group.new_text == first
+    how = "the same sentences with some dropped or added"
+    assert how in render_markdown(cs)
+    assert how in render_html(cs)
+    [entry] = json.loads(render_json(cs))["groups"]
+    assert entry["match"] == "sentences"
 
 
 def test_absent_card_is_not_removed(tmp_path: Path) -> None:

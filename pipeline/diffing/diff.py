@@ -28,11 +28,16 @@ AMEND_THRESHOLD = 70.0
 # (partial ratio at REPLACE_THRESHOLD or above, at least REPLACE_LENGTH_RATIO of its length in
 # words) is replaced by it. Chosen on the labelled real pairs of tests/fixtures/diff-labels.json
 # and on unrelated rulings of real cards (README, "How rulings are paired"): at 40 the issue's
-# rewordings pair (40.5-61.3), 29 of the 32 labelled ones do, and 10 of 235 cross-card
-# comparisons get a false amendment; at 36 31 of 32 pair, but twice as many false ones do.
-# True and false rewordings overlap (40.5-44.4 against 44.6-54.7): no threshold separates them.
+# rewordings pair (40.5-61.3), every one of one card's real versions does (10 of 10), and 10
+# of 235 cross-card comparisons get a false amendment; at 36 twice as many false ones do, at
+# 46 three of the ten are missed. Between two cards' look-alike rulings true and false
+# rewordings overlap: no threshold separates them.
 WORDS_THRESHOLD = 40.0
 LENGTH_RATIO = 0.5
+# Before rewordings, a ruling whose sentences are all, in order, sentences of the other (cut
+# down to its first statement, or grown by an example) pairs as an amendment when the kept
+# sentences hold at least KEPT_WORDS words: a shared "You don't draw a card." says little.
+KEPT_WORDS = 6
 REPLACE_THRESHOLD = 58.0
 REPLACE_LENGTH_RATIO = 0.35  # a one-line ruling "inside" a long one is mostly a chance match
 
@@ -52,6 +57,7 @@ class Match(StrEnum):
 
     RULE = "rule"  # the same rule number
     CHARACTERS = "characters"  # character similarity of the folded texts
+    SENTENCES = "sentences"  # one's sentences are a run of the other's: cut down or grown
     WORDS = "words"  # self-references folded, words and characters together
     CONTAINED = "contained"  # the removed ruling reads inside the added one: replaced
 
@@ -138,8 +144,9 @@ def compare(
     renumbered. Rules that kept their number but not their words are amended. The remaining
     removed and added rulings are paired, most similar first, as amendments when they reach
     AMEND_THRESHOLD; then, among card rulings, a removed ruling that reads inside an added
-    one is replaced by it when that one carries two or more (a merge); the rest pair, best
-    first, as rewordings at WORDS_THRESHOLD; a removed ruling left that reads inside an added
+    one is replaced by it when that one carries two or more (a merge); a ruling cut down to
+    some of its sentences, or grown by some, is amended; the rest pair, best first, as
+    rewordings at WORDS_THRESHOLD; a removed ruling left that reads inside an added
     one is replaced by it. An amendment that kept its date is silent. Amendments and
     removals are rule changes, and so are additions that come with them.
     """
@@ -161,13 +168,18 @@ def compare(
     rules_came, came = _split(came)
     texts = Texts([v.text for v in (*gone, *came)], card)
     merged, gone, came = _replacements(gone, came, texts, merges_only=True)
+    kept, gone, came = _pair(gone, came, _kept(texts), KEPT_WORDS)
+    matched |= {(a, b): Match.SENTENCES for a, b, _ in kept}
     reworded, gone, came = _pair(gone, came, _reworded(texts), WORDS_THRESHOLD)
     matched |= {(a, b): Match.WORDS for a, b, _ in reworded}
     replaced, gone, came = _replacements(gone, came, texts, merges_only=False)
     replaced |= merged
     gone, came = [*rules_gone, *gone], [*rules_came, *came]
     amended = sorted(
-        [(a, b, similarity(a.text, b.text)) for a, b, _ in (*amended, *same_number, *reworded)],
+        [
+            (a, b, similarity(a.text, b.text))
+            for a, b, _ in (*amended, *same_number, *kept, *reworded)
+        ],
         key=lambda pair: pair[0].sort_key(),
     )
     changes = [
@@ -219,6 +231,11 @@ def _reworded(texts: Texts) -> Callable[[Version, Version], float]:
         return (texts.characters(a.text, b.text) + texts.words(a.text, b.text)) / 2
 
     return score
+
+
+def _kept(texts: Texts) -> Callable[[Version, Version], float]:
+    """The words a pair's texts keep in common sentences (0 unless one is a run of the other)."""
+    return lambda a, b: float(texts.kept_sentences(a.text, b.text))
 
 
 def _replacements(

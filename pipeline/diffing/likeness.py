@@ -2,9 +2,11 @@
 
 Rulings are compared as the same card would read them: with the card's own name and the
 self-references Wizards now writes in its place ("this creature", "this card", "it") folded
-to one token, by characters (rapidfuzz Indel ratio) and by words (the stems two rulings share,
-weighted by how rare each is among real rulings). Texts are prepared once per
-comparison (`Texts`), not once per pair.
+to one token, the names of other cards given as examples ("like with Fist of Suns or Mind's
+Desire") folded to another, by characters (rapidfuzz Indel ratio) and by words (the stems two
+rulings share, weighted by how rare each is among real rulings), and by sentences (a ruling
+cut down to some of its sentences, or grown by some). Texts are prepared once per comparison
+(`Texts`), not once per pair.
 """
 
 from __future__ import annotations
@@ -24,6 +26,16 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 SELF = "\u00a7"  # the one token every self-reference becomes (a character no ruling holds)
+OTHER = "\u00b6"  # the one token every other card's name becomes
+# Another card named in passing: two or more capitalised words ("Fist of Suns", "Thalia,
+# Guardian of Thraben", "Mind's Desire"), "of", "the"... between them, not first in a sentence
+# (a ruling's first words are capitalised anyway). Examples change between versions of a
+# ruling ("like Jaya's Immolating Inferno does" dropped), and as unseen words they would
+# otherwise weigh the most. One capitalised word alone is left: "Aura", "Saga", "Wizards".
+_CAPITALISED = r"[A-Z][\w'\u2019-]*"
+_OTHER_NAME = re.compile(
+    rf"(?<=[\w,;)\u201d\"] ){_CAPITALISED}(?:,? (?:(?:of|the|to|and|in|from) )*{_CAPITALISED})+"
+)
 _SELF_WORDS = (
     "this creature", "this card", "this spell", "this permanent", "this artifact",
     "this enchantment", "this land", "this planeswalker", "this battle", "this token",
@@ -37,17 +49,25 @@ _STOP_WORDS = (
     "with won't you you're your"
 )
 _STOP = frozenset(_STOP_WORDS.split())
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_RATIO = 90.0  # two sentences this alike (Indel, 0-100) are the same sentence
 _SUFFIXES = ("ing", "ed", "es", "en", "s", "e")
 _COUNTS = "stem_counts.txt"
 _STEM = 6  # stems are cut to this many letters: "chosen" and "choose" meet as "chos"
 
 
 def self_folded(text: str, card: str | None) -> str:
-    """TEXT folded, lowercased, with the card's name and self-references as one token."""
-    out = fold(text).lower()
-    names = [card.lower(), card.split(",")[0].lower()] if card else []
+    """TEXT folded, lowercased, with the card's name and self-references as one token.
+
+    Other cards' names (two capitalised words or more, not first in a sentence) become OTHER.
+    """
+    out = fold(text)
+    names = [card, card.split(",")[0]] if card else []
     # Longest first, so "Teferi, Mage of Zhalfir" goes before "Teferi".
-    for name in sorted({*names, *_SELF_WORDS}, key=len, reverse=True):
+    for name in sorted(set(names), key=len, reverse=True):
+        out = re.sub(rf"\b{re.escape(name)}\b", SELF, out, flags=re.IGNORECASE)
+    out = _OTHER_NAME.sub(OTHER, out).lower()
+    for name in sorted(_SELF_WORDS, key=len, reverse=True):
         out = re.sub(rf"\b{re.escape(name)}\b", SELF, out)
     return _IT.sub(SELF, out)
 
@@ -88,6 +108,7 @@ class Texts:
         self._folded = {t: self_folded(t, card) for t in dict.fromkeys(texts)}
         self._words = {t: _WORD.findall(f) for t, f in self._folded.items()}
         self._stems = {t: stems_of(f) for t, f in self._folded.items()}
+        self._sentences = {t: _SENTENCE_END.split(f.strip()) for t, f in self._folded.items()}
 
     def characters(self, a: str, b: str) -> float:
         """Indel similarity (0-100) of the self-folded texts."""
@@ -109,3 +130,20 @@ class Texts:
         """How well PART reads inside WHOLE (rapidfuzz partial ratio); 0 when PART is longer."""
         small, big = self._folded[part], self._folded[whole]
         return fuzz.partial_ratio(small, big) if len(small) <= len(big) else 0.0
+
+    def kept_sentences(self, a: str, b: str) -> int:
+        """Words of the shorter text when all its sentences are a run of the longer's, else 0.
+
+        A ruling cut down to its first statement ("... are cumulative. However, for some
+        abilities, like flying, ..." -> "... are cumulative.") or grown by an example keeps
+        its other sentences as they were (each at _SENTENCE_RATIO or above, in order).
+        """
+        short, long = sorted((self._sentences[a], self._sentences[b]), key=len)
+        if len(short) == len(long):
+            return 0
+        n = len(short)
+        for start in range(len(long) - n + 1):
+            run = long[start : start + n]
+            if all(fuzz.ratio(x, y) >= _SENTENCE_RATIO for x, y in zip(short, run, strict=True)):
+                return sum(len(_WORD.findall(x)) for x in short)
+        return 0

@@ -110,7 +110,7 @@ def _body_md(g: Group) -> list[str]:
         marks = {"=": "{}", "-": "~~{}~~", "+": "**{}**"}
         pieces = word_diff(g.old_text, g.new_text)
         diff = " ".join(marks[op].format(_md(words)) for op, words in pieces)
-        return [f"> {diff}", "", f"Similarity {g.similarity:.1f}%{_paired(g)}.", ""]
+        return [f"> {diff}", "", f"Similarity {g.similarity:.1f}%{paired(g)}.", ""]
     if g.is_replacement:
         lines = ["Removed:", ""]
         for text in g.replaced:
@@ -119,9 +119,15 @@ def _body_md(g: Group) -> list[str]:
     return [f"> {_md(g.text)}", ""]
 
 
-def _paired(g: Group) -> str:
+_HOW = {
+    Match.WORDS.value: ", a rewording found by its words",
+    Match.SENTENCES.value: ", the same sentences with some dropped or added",
+}
+
+
+def paired(g: Group) -> str:
     """How an amendment was found, when not by its characters alone."""
-    return ", a rewording found by its words" if g.match == Match.WORDS.value else ""
+    return _HOW.get(g.match or "", "")
 
 
 def title(g: Group) -> str:

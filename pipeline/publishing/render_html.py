@@ -11,8 +11,8 @@ from collections import Counter
 from html import escape
 from typing import TYPE_CHECKING
 
-from pipeline.diffing.diff import ChangeType, Match
-from pipeline.publishing.render import TITLES, title, word_diff
+from pipeline.diffing.diff import ChangeType
+from pipeline.publishing.render import TITLES, paired, title, word_diff
 
 if TYPE_CHECKING:
     from pipeline.publishing.changelog import Changeset, Group
@@ -142,8 +142,7 @@ def _article(g: Group) -> str:
     else:
         lines.append(f'<blockquote class="diff">{_body(g)}</blockquote>')
     if g.similarity is not None and g.change is ChangeType.AMENDED:
-        how = ", a rewording found by its words" if g.match == Match.WORDS.value else ""
-        lines.append(f'<p class="meta">Similarity {g.similarity:.1f}%{escape(how)}.</p>')
+        lines.append(f'<p class="meta">Similarity {g.similarity:.1f}%{escape(paired(g))}.</p>')
     lines.append("</article>")
     return "\n".join(lines)
 
