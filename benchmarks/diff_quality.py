@@ -17,6 +17,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -35,9 +36,21 @@ def _snapshot(texts: list[str], date: dt.date) -> list[Version]:
     return [Version(text_hash(t), date, t) for t in texts]
 
 
-def labelled() -> dict[str, list[int]]:
-    """[true positives, false positives, false negatives] of each label on the labelled set."""
-    counts = {"amended": [0, 0, 0], "replaced_by": [0, 0, 0]}
+GROUPS = ("same card", "same card, engine copies", "two eras")
+
+
+def group_of(case: dict[str, Any]) -> str:
+    """Which part of the labelled set CASE is (README, "How rulings are paired")."""
+    if case["origin"].startswith("two eras"):
+        return "two eras"
+    if case["origin"].startswith("MTGJSON 2022 -> current"):
+        return "same card, engine copies"
+    return "same card"
+
+
+def labelled() -> dict[str, dict[str, list[int]]]:
+    """[true positives, false positives, false negatives] of each label, by group of cases."""
+    counts = {g: {"amended": [0, 0, 0], "replaced_by": [0, 0, 0]} for g in GROUPS}
     cases = json.loads(LABELS.read_text(encoding="utf-8"))["cases"]
     for case in cases:
         date = dt.date(2000, 1, 1)
@@ -55,9 +68,10 @@ def labelled() -> dict[str, list[int]]:
                 print(f"  false {label} ({case['name']}): {pair[0][:60]} | {pair[1][:60]}")
             for pair in sorted(want - pairs):
                 print(f"  missed {label} ({case['name']}): {pair[0][:60]} | {pair[1][:60]}")
-            counts[label][0] += len(pairs & want)
-            counts[label][1] += len(pairs - want)
-            counts[label][2] += len(want - pairs)
+            tally = counts[group_of(case)][label]
+            tally[0] += len(pairs & want)
+            tally[1] += len(pairs - want)
+            tally[2] += len(want - pairs)
     return counts
 
 
@@ -78,7 +92,7 @@ def stress() -> tuple[int, int, int, int]:
         cards, pairs = cards + 1, pairs + len(old) * len(new)
         date = dt.date(2000, 1, 1)
         for c in compare(_snapshot(old, date), _snapshot(new, date), card=mine, source="s"):
-            reworded += c.change is ChangeType.AMENDED and c.match is Match.WORDS
+            reworded += c.change is ChangeType.AMENDED and c.match in (Match.WORDS, Match.SENTENCES)
             replaced += c.replaced_by is not None
     return cards, pairs, reworded, replaced
 
@@ -119,10 +133,17 @@ def main() -> None:
     if args.words is not None:
         diff.WORDS_THRESHOLD = args.words
     print(f"WORDS_THRESHOLD {diff.WORDS_THRESHOLD}, REPLACE_THRESHOLD {diff.REPLACE_THRESHOLD}")
-    for label, (tp, fp, fn) in labelled().items():
-        precision = tp / (tp + fp) if tp + fp else 1.0
-        print(f"{label}: precision {precision:.1%} ({tp}/{tp + fp}), "
-              f"recall {tp / (tp + fn):.1%} ({tp}/{tp + fn})")  # fmt: skip
+    counts = labelled()
+    counts["all"] = {
+        label: [sum(counts[g][label][k] for g in GROUPS) for k in range(3)]
+        for label in ("amended", "replaced_by")
+    }
+    for group, labels in counts.items():
+        for label, (tp, fp, fn) in labels.items():
+            precision = tp / (tp + fp) if tp + fp else 1.0
+            recall = tp / (tp + fn) if tp + fn else 1.0
+            print(f"{group}: {label}: precision {precision:.1%} ({tp}/{tp + fp}), "
+                  f"recall {recall:.1%} ({tp}/{tp + fn})")  # fmt: skip
     cards, pairs, reworded, replaced = stress()
     print(f"stress: {cards} card pairs, {pairs} removed/added ruling pairs: "
           f"{reworded} false rewordings, {replaced} false replacements")  # fmt: skip
