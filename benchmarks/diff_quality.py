@@ -17,7 +17,6 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -36,16 +35,7 @@ def _snapshot(texts: list[str], date: dt.date) -> list[Version]:
     return [Version(text_hash(t), date, t) for t in texts]
 
 
-GROUPS = ("same card", "same card, engine copies", "two eras")
-
-
-def group_of(case: dict[str, Any]) -> str:
-    """Which part of the labelled set CASE is (README, "How rulings are paired")."""
-    if case["origin"].startswith("two eras"):
-        return "two eras"
-    if case["origin"].startswith("MTGJSON 2022 -> current"):
-        return "same card, engine copies"
-    return "same card"
+GROUPS = ("same card", "engine copies", "two eras")  # each case's "part"
 
 
 def labelled() -> dict[str, dict[str, list[int]]]:
@@ -68,7 +58,7 @@ def labelled() -> dict[str, dict[str, list[int]]]:
                 print(f"  false {label} ({case['name']}): {pair[0][:60]} | {pair[1][:60]}")
             for pair in sorted(want - pairs):
                 print(f"  missed {label} ({case['name']}): {pair[0][:60]} | {pair[1][:60]}")
-            tally = counts[group_of(case)][label]
+            tally = counts[case["part"]][label]
             tally[0] += len(pairs & want)
             tally[1] += len(pairs - want)
             tally[2] += len(want - pairs)

@@ -53,20 +53,11 @@ def labelled(case: dict[str, Any], label: str) -> set[tuple[str, str]]:
     return {(fold(a), fold(b)) for a, b in case[label]}
 
 
-def group_of(case: dict[str, Any]) -> str:
-    """The part of the labelled set CASE belongs to (benchmarks/diff_quality.py, README)."""
-    if case["origin"].startswith("two eras"):
-        return "two eras"
-    if case["origin"].startswith("MTGJSON 2022 -> current"):
-        return "engine copies"
-    return "same card"
-
-
 def scores(*groups: str) -> dict[str, tuple[int, int, int]]:
     """(true positives, false positives, false negatives) of each label over GROUPS (all)."""
     counts = {"amended": [0, 0, 0], "replaced_by": [0, 0, 0]}
     for case in LABELS:
-        if groups and group_of(case) not in groups:
+        if groups and case["part"] not in groups:
             continue
         for label, got in zip(("amended", "replaced_by"), found(run(case)), strict=True):
             want = labelled(case, label)
