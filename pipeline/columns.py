@@ -28,7 +28,19 @@ def as_dictionary(column: Any) -> Any:  # noqa: ANN401 - Arrow in, a DictionaryA
 
 def strings(column: Any) -> list[str]:  # noqa: ANN401 - any Arrow string column
     """A string column without nulls as a Python list."""
-    return [str(value) for value in column.to_pylist()]
+    return [str(value) for value in listed(column)]
+
+
+def listed(column: Any) -> list[Any]:  # noqa: ANN401 - any Arrow array or chunked array
+    """COLUMN's values as a Python list, nulls as None.
+
+    A dictionary-encoded column is decoded first: listing it directly makes an Arrow scalar
+    per row, about fifteen times slower (measured on 3,000 ruling texts).
+    """
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    values: list[Any] = column.to_pylist()
+    return values
 
 
 def lookup(keys: Any, mapping: dict[str, Any], kind: pa.DataType | None = None) -> Any:  # noqa: ANN401

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import keys
-from pipeline.columns import kept
+from pipeline.columns import kept, listed, strings
 from pipeline.keys import codes, first_rows
 
 VALUES = st.one_of(st.none(), st.sampled_from(["", "a", "b", "ab", "Z", "\x00"]))
@@ -138,3 +138,14 @@ def test_kept_returns_the_rows_themselves_when_the_mask_keeps_them_all() -> None
     assert kept(table, pa.array([True, True, True])) is table
     assert kept(table, pa.array([True, None, True]))["a"].to_pylist() == [1, 3]
     assert kept(table["a"], pa.chunked_array([[True], [False, True]])).to_pylist() == [1, 3]
+
+
+def test_listed_decodes_dictionary_columns_with_their_nulls() -> None:
+    """Listing a dictionary column gives its values, whatever its chunks (decoded first)."""
+    plain = pa.array(["b", None, "a", "b"])
+    encoded = plain.dictionary_encode()
+    chunked = pa.chunked_array([encoded.slice(0, 2), encoded.slice(2)])
+    assert listed(encoded) == ["b", None, "a", "b"]
+    assert listed(chunked) == ["b", None, "a", "b"]
+    assert listed(pa.array([3, None])) == [3, None]
+    assert strings(pa.array(["x", "y"]).dictionary_encode()) == ["x", "y"]

@@ -199,14 +199,19 @@ def _check_regular(file: InputFile, status: os.stat_result, limits: Limits | Non
 
 
 def to_document(
-    name: str, data: bytes, hints: SourceHints, limits: Limits | None = None
+    name: str,
+    data: bytes,
+    hints: SourceHints,
+    limits: Limits | None = None,
+    sha: str | None = None,
 ) -> RawDocument:
     """Decode a raw file's bytes into a document; raise InputError if they are not text.
 
     JSON stays bytes (its parsers stream it); JSON in another encoding is re-encoded as UTF-8.
     JSON past the nesting, string or number limits of LIMITS (default: Limits()) is refused.
+    SHA, the bytes' sha256 where the caller has it, is not computed again.
     """
-    sha = sha256_bytes(data)
+    sha = sha or sha256_bytes(data)
     limits = limits or Limits()
     if is_json(data):
         check_limits(data, name, limits)

@@ -140,7 +140,7 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
         with budget(limits, name):
             data = read.read_bytes(job.file, job.root, limits)
             sha = read.sha256_bytes(data)
-            doc = read.to_document(name, data, job.hints, limits)
+            doc = read.to_document(name, data, job.hints, limits, sha)
             parsed = parse(doc)
             extraction = extract(
                 doc, parsed, date_order=job.date_order, today=job.today, limits=limits

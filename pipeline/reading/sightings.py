@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import as_dictionary, lookup, replace_column, strings
+from pipeline.columns import as_dictionary, listed, lookup, replace_column, strings
 from pipeline.models import Sighting
 from pipeline.schema import SIGHTINGS
 from pipeline.text.normalize import clean, has_symbol_gap, hash_clean
@@ -98,7 +98,7 @@ class TextPool:
             # text no row holds, which a sliced column's dictionary may keep).
             count = len(column.dictionary)
             first = pc.index_in(pa.array(range(count), pa.int32()), value_set=column.indices)
-            hashes = pc.take(batch["text_hash"], first).to_pylist()
+            hashes = listed(pc.take(batch["text_hash"], first))
             for pooled, text, text_hash in zip(local, texts, hashes, strict=True):
                 if pooled == len(self._hashes):
                     self._hashes.append(text_hash or hash_clean(text))

@@ -128,6 +128,8 @@ def check_limits(data: bytes, path: str, limits: Limits) -> None:
 
 def _deeper(body: bytes, depth: int) -> bool:
     """Tell whether brackets outside strings nest deeper than DEPTH (escapes removed)."""
+    if body.count(b"[") + body.count(b"{") <= depth:
+        return False  # too few brackets, counted in strings too, to open DEPTH + 1 levels
     level, inside = 0, 0  # inside: 1 where a string is open at the chunk's start
     for start in range(0, len(body), _CHUNK):
         # Chunk by chunk: translate() allocates as much as its input before it shrinks.
