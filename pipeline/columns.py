@@ -60,6 +60,17 @@ def kept(rows: Any, mask: Any) -> Any:  # noqa: ANN401 - a table or array, a boo
     return rows if everywhere else rows.filter(mask)
 
 
+def encoded(indices: Any, dictionary: Any) -> Any:  # noqa: ANN401 - Arrow in, a DictionaryArray out
+    """A DictionaryArray of INDICES (an array or a chunked one) over DICTIONARY.
+
+    pa.DictionaryArray.from_arrays converts chunked indices through Python objects, a
+    value at a time: 94 ms for 150,000 rows, against 0.2 ms once they are one array.
+    """
+    if isinstance(indices, pa.ChunkedArray):
+        indices = indices.combine_chunks()
+    return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+
 def used_only(column: Any) -> Any:  # noqa: ANN401 - a DictionaryArray in and out
     """COLUMN with a dictionary of the values its indices use (integers hashed, not texts).
 
@@ -67,4 +78,4 @@ def used_only(column: Any) -> Any:  # noqa: ANN401 - a DictionaryArray in and ou
     """
     used = pc.unique(column.indices.drop_null())
     indices = pc.index_in(column.indices, value_set=used).cast(column.indices.type)
-    return pa.DictionaryArray.from_arrays(indices, column.dictionary.take(used))
+    return encoded(indices, column.dictionary.take(used))

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import keys
-from pipeline.columns import kept, listed, strings
+from pipeline.columns import encoded, kept, listed, strings, used_only
 from pipeline.keys import codes, first_rows
 
 VALUES = st.one_of(st.none(), st.sampled_from(["", "a", "b", "ab", "Z", "\x00"]))
@@ -149,3 +149,14 @@ def test_listed_decodes_dictionary_columns_with_their_nulls() -> None:
     assert listed(chunked) == ["b", None, "a", "b"]
     assert listed(pa.array([3, None])) == [3, None]
     assert strings(pa.array(["x", "y"]).dictionary_encode()) == ["x", "y"]
+
+
+def test_encoded_takes_chunked_indices_with_their_nulls() -> None:
+    """Indices in several chunks give the same dictionary array as the same indices in one."""
+    dictionary = pa.array(["a", "b", "c"])
+    chunked = pa.chunked_array([pa.array([2, None], pa.int32()), pa.array([0, 2], pa.int32())])
+    column = encoded(chunked, dictionary)
+    assert isinstance(column, pa.DictionaryArray)
+    assert listed(column) == ["c", None, "a", "c"]
+    assert column.equals(encoded(chunked.combine_chunks(), dictionary))
+    assert used_only(column).dictionary.to_pylist() == ["c", "a"]

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import kept, lookup, replace_column
+from pipeline.columns import kept, listed, lookup, replace_column
 from pipeline.diffing.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.folding.merge import KEY
 from pipeline.keys import Groups, codes, first_rows
@@ -281,8 +281,9 @@ def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow i
     [pairs] = codes([new], ["text_hash", "rule_id"])
     pairs = pc.take(pairs, rows)
     firsts: Any = pa.array(Groups.of(pairs).firsts)  # of each pair, its first place in ROWS
-    sides = new.select(["text_hash", "rule_id"]).take(pc.take(rows, firsts)).to_pylist()
-    ids = [group_id(ChangeType.ADDED, None, (s["text_hash"], None, s["rule_id"])) for s in sides]
+    sides = new.select(["text_hash", "rule_id"]).take(pc.take(rows, firsts))
+    each = zip(listed(sides["text_hash"]), listed(sides["rule_id"]), strict=True)
+    ids = [group_id(ChangeType.ADDED, None, (text_hash, None, rule)) for text_hash, rule in each]
     at: Any = pc.index_in(pairs, value_set=pc.take(pairs, firsts))
     return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
 

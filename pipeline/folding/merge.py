@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import distinct_texts, lookup, replace_column, strings
+from pipeline.columns import distinct_texts, listed, lookup, replace_column, strings
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import ROW_ORDER, RULINGS, in_memory, make_schema
@@ -61,7 +61,7 @@ def texts_with_symbols(rulings: pa.Table) -> list[str]:
 def known_languages(rulings: pa.Table) -> dict[str, str]:
     """Map each stored text hash to its language, so no text is detected twice."""
     chosen = rulings.select(["text_hash", "lang"]).take(first_rows(rulings, ["text_hash"]))
-    pairs = zip(chosen["text_hash"].to_pylist(), chosen["lang"].to_pylist(), strict=True)
+    pairs = zip(listed(chosen["text_hash"]), listed(chosen["lang"]), strict=True)
     return {str(h): str(lang) for h, lang in pairs}
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import as_dictionary, distinct_texts, lookup, replace_column, strings
+from pipeline.columns import as_dictionary, distinct_texts, encoded, lookup, replace_column, strings
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import make_schema
 from pipeline.text.normalize import SYMBOL_PATTERN, hash_clean, skeleton, text_hash
@@ -102,4 +102,4 @@ def _with_texts(table: pa.Table, repaired: dict[str, tuple[str, str]]) -> Any:  
     extra = {h: str(len(column.dictionary) + n) for n, h in enumerate(repaired)}
     at = pc.cast(lookup(table["text_hash"], extra), pa.int32())
     indices = pc.coalesce(at, column.indices)
-    return pa.DictionaryArray.from_arrays(indices, dictionary)
+    return encoded(indices, dictionary)

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import as_dictionary, replace_column, used_only
+from pipeline.columns import as_dictionary, encoded, replace_column, used_only
 from pipeline.errors import LockBusyError, StoreError
 from pipeline.keys import codes
 from pipeline.schema import (
@@ -301,7 +301,7 @@ def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     equal = pc.equal(read.dictionary.take(read_of), ruling.dictionary.take(ruling_of))
     same = pc.fill_null(pc.take(equal, pc.index_in(pairs, value_set=distinct)), False)  # noqa: FBT003
     kept = pc.if_else(same, pa.scalar(None, read.indices.type), read.indices)
-    text = used_only(pa.DictionaryArray.from_arrays(kept, read.dictionary))
+    text = used_only(encoded(kept, read.dictionary))
     return replace_column(sightings, "text", text.cast(sightings.schema.field("text").type))
 
 
