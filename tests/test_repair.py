@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pyarrow as pa
@@ -109,3 +112,34 @@ def test_text_pool_keeps_each_text_with_its_own_hash() -> None:
     assert all(row["text_hash"] == text_hash(row["text"]) for row in rows)
     hashes: Any = table["text_hash"].combine_chunks()
     assert hashes.dictionary.to_pylist() == [text_hash(t) for t in ("Alpha.", "Beta.", "Gamma.")]
+
+
+# Prints the ruling text a stripped copy is given when two known texts fold to one hash.
+_TWIN_SCRIPT = """
+from pipeline.folding.repair import repair
+from tests.test_repair import _repair
+curly = "If the card\u2019s cost has {X}, choose 0 as the value of X."
+straight = "If the card's cost has {X}, choose 0 as the value of X."
+[row], _ = _repair(["If the card's cost has   , choose 0 as the value of X."], [curly, straight])
+print(row["ruling_text"])
+"""
+
+
+def test_twin_known_texts_give_the_same_ruling_text_in_every_process() -> None:
+    """Known texts that differ only in their quotes: the one kept does not hang on set order.
+
+    Sets of strings iterate in an order that changes with each process's hash seed.
+    """
+    answers = set()
+    for seed in ("1", "2", "3", "4", "5", "6"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", _TWIN_SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        answers.add(done.stdout.strip())
+    assert len(answers) == 1
+    assert "{X}" in answers.pop()

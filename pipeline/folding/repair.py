@@ -9,29 +9,27 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import as_dictionary, distinct_texts, encoded, lookup, replace_column, strings
+from pipeline.columns import as_dictionary, encoded, lookup, replace_column, strings, used_only
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import make_schema
-from pipeline.text.normalize import SYMBOL_PATTERN, hash_clean, skeleton, text_hash
+from pipeline.text.normalize import SYMBOL_PATTERN, fold, skeleton_of_folded
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
 
 def repair_map(
-    stripped_hashes: Iterable[str], known_texts: Iterable[str]
+    stripped_hashes: Iterable[str], index: dict[str, dict[str, str]]
 ) -> tuple[dict[str, tuple[str, str]], dict[str, int]]:
     """Match texts without symbols to the one ruling with symbols they are a stripped copy of.
 
-    STRIPPED_HASHES are the text hashes of texts without symbols; KNOWN_TEXTS are texts
-    with symbols (from the dataset and the run). The skeleton of a text without symbols is
-    its folded text, so its text hash is the hash of its skeleton: only the few texts with
-    symbols need a skeleton computed. Returns {stripped hash: (ruling hash, ruling text)}
-    for texts that match exactly one ruling, and for those that match several, how many.
+    STRIPPED_HASHES are the text hashes of texts without symbols; INDEX holds the texts
+    with symbols (from the dataset and the run) by skeleton (by_skeleton). The skeleton of
+    a text without symbols is its folded text, so its text hash is the hash of its
+    skeleton: only the texts with symbols need a skeleton computed. Returns {stripped hash:
+    (ruling hash, ruling text)} for texts that match exactly one ruling, and for those that
+    match several, how many.
     """
-    index: dict[str, dict[str, str]] = defaultdict(dict)
-    for text in known_texts:
-        index[hashlib.sha256(skeleton(text).encode("utf-8")).hexdigest()][text_hash(text)] = text
     repaired: dict[str, tuple[str, str]] = {}
     unsure: dict[str, int] = {}
     for old_hash in stripped_hashes:
@@ -44,6 +42,19 @@ def repair_map(
     return repaired, unsure
 
 
+def by_skeleton(texts: Iterable[str]) -> dict[str, dict[str, str]]:
+    """TEXTS by the hash of their skeleton, then by their own text hash (each folded once).
+
+    Two texts with one hash (curly and straight quotes) keep the one given last.
+    """
+    index: dict[str, dict[str, str]] = defaultdict(dict)
+    for text in texts:
+        folded = fold(text)
+        own = hashlib.sha256(folded.encode("utf-8")).hexdigest()
+        index[hashlib.sha256(skeleton_of_folded(folded).encode("utf-8")).hexdigest()][own] = text
+    return index
+
+
 def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[str]]:
     """Re-key the sightings in TABLE that are stripped copies of a ruling with symbols.
 
@@ -52,15 +63,17 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     several rulings is stored as read, with a warning.
     """
     # Texts are looked at once each (the column's distinct values), never row by row.
-    values = pa.array(distinct_texts(table["text"]), pa.string())
+    values = used_only(as_dictionary(table["text"])).dictionary
     symbol_texts = strings(values.filter(pc.match_substring_regex(values, SYMBOL_PATTERN)))
     known = {*known_texts, *symbol_texts}
     if not known:
         return table, []
-    symbol_hashes = pa.array([hash_clean(text) for text in symbol_texts], pa.string())
+    index = by_skeleton(sorted(known))  # sorted: the same text kept whatever the set's order
+    # A text with symbols is nobody's stripped copy: its hash is one of the index's own.
+    symbol_hashes = pa.array([own for texts in index.values() for own in texts], pa.string())
     hashes = pc.unique(table["text_hash"])
     plain = hashes.filter(pc.invert(pc.is_in(hashes, value_set=symbol_hashes)))
-    repaired, unsure = repair_map(strings(plain), known)
+    repaired, unsure = repair_map(strings(plain), index)
     places = table.select(["text_hash", "source_path", "position"])
     doubtful = places.filter(
         pc.is_in(places["text_hash"], value_set=pa.array(list(unsure), pa.string()))

@@ -14,7 +14,6 @@ _QUOTES = str.maketrans({
 _CURLY = re.compile("[" + "".join(map(chr, _QUOTES)) + "]")
 _INVISIBLE = ("\u200b", "\ufeff")  # zero-width space, byte-order mark
 _NO_BREAK = ("\u00a0", "\u2007", "\u202f")
-_SPACE = re.compile(r"\s+")
 SYMBOL_PATTERN = r"\{[^{}\s]{1,8}\}"
 _SYMBOL = re.compile(SYMBOL_PATTERN)
 # A gap a stripped symbol leaves: two or more blanks, or a non-breaking one, between
@@ -76,7 +75,12 @@ def has_symbols(text: str) -> bool:
 
 def skeleton(text: str) -> str:
     """Folded text with symbols removed: what a scraper that strips symbols would leave."""
-    return _SPACE.sub(" ", _SYMBOL.sub(" ", fold(text))).strip()
+    return skeleton_of_folded(fold(text))
+
+
+def skeleton_of_folded(folded: str) -> str:
+    """skeleton() of a text that fold() already gave."""
+    return " ".join(_SYMBOL.sub(" ", folded).split())  # split(): the blanks \s matches
 
 
 def has_symbol_gap(raw: str) -> bool:
