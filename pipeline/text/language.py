@@ -225,8 +225,8 @@ def _han_only(text: str) -> str:
     Chinese unless the profiles are sure: Japanese without kana is a keyword line (in the
     real data never over ten characters), and those are all the Han profiles decide.
     """
-    if len(_HAN.findall(text)) > _MAX_KANJI_ONLY:
-        return "zh"
+    if next(itertools.islice(_HAN.finditer(text), _MAX_KANJI_ONLY, None), None) is not None:
+        return "zh"  # more than _MAX_KANJI_ONLY Han characters (counted no further)
     best, margin = _best(han_grams(text), _profiles().han, HAN_ONLY, (0.0, 0.0))
     return "ja" if best == "ja" and margin >= MIN_MARGIN else "zh"
 
@@ -273,12 +273,16 @@ class _WordRows:
         if len(row_of) > _MAX_WORDS:  # a bound on memory: rows are recomputed
             self.__init__()  # type: ignore[misc]
             row_of = self.row_of
-        new = [w for w in dict.fromkeys(words) if w not in row_of]
-        if new:
+        rows = list(map(row_of.get, words, itertools.repeat(-1)))  # -1: a word not seen yet
+        if -1 in rows:
+            missing = [i for i, row in enumerate(rows) if row < 0]
+            new = list(dict.fromkeys(words[i] for i in missing))
             added = _word_scores(new)
             self.matrix = np.concatenate([self.matrix, added])
             row_of.update(zip(new, range(len(row_of), len(row_of) + len(new)), strict=True))
-        return list(map(row_of.__getitem__, words))
+            for i in missing:
+                rows[i] = row_of[words[i]]
+        return rows
 
 
 def _word_scores(words: list[str]) -> np.ndarray[Any, np.dtype[np.float64]]:
