@@ -28,7 +28,7 @@ from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.reading import executor, read
 from pipeline.reading.scan import ScanJob, ScanResult
-from pipeline.reading.sightings import RULING_TEXT, TextPool, dated
+from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
 from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
 from pipeline.storage.segments import groups
@@ -110,7 +110,12 @@ def ingest(
         for _, problems in manifests.values()
         for where, reason in problems
     ]
-    with store.writer_lock(out, wait), executor.quiet_gc(), executor.returning_pool():
+    with (
+        store.writer_lock(out, wait),
+        executor.quiet_gc(),
+        executor.returning_pool(),
+        executor.LanguageJobs(workers or os.cpu_count() or 1) as languages,
+    ):
         commit.recover(out)
         upgrade(out)
         files_table = store.read_table(out, "files")
@@ -140,7 +145,7 @@ def ingest(
             for result in batch.results:
                 results[next(slots)] = result
             if batch.sightings is not None:
-                remember(batch.languages)
+                languages.submit(undeclared_texts(batch.sightings))
                 pool.add(batch.sightings)
         if pool.batches:
             as_of = {r.report.source_path: r.report.as_of for r in results.values()
@@ -148,8 +153,8 @@ def ingest(
             read_now = dated(pool.collect(), as_of)
             named, catalog_warnings = apply_catalog(read_now, catalog)
             loaded = _Loaded.of(out, named)
-            new, merged, fold_warnings = _fold(named, loaded.rulings)
-            forget()  # the workers' languages are in `new` now
+            new, merged, fold_warnings = _fold(named, loaded.rulings, languages.results)
+            forget()  # the detected languages are in `new` now
             new_keys = merged.num_rows - loaded.rulings.num_rows
             linking = (workers or os.cpu_count() or 1) if link_translations else 0
             written, parts, rewritten, late_warnings = _history(
@@ -302,15 +307,20 @@ def upgrade(out: Path) -> None:
     commit.commit(out, tables, parts, rewritten)
 
 
-def _fold(new: pa.Table, rulings: pa.Table) -> tuple[pa.Table, pa.Table, list[str]]:
+def _fold(
+    new: pa.Table, rulings: pa.Table, detected: Callable[[], dict[str, str]]
+) -> tuple[pa.Table, pa.Table, list[str]]:
     """The run's named sightings repaired, with languages and rule dates; the rulings after.
 
     RULINGS are those of the loaded segments; what the sightings are matched against
     (texts with symbols, known languages, rule dates) is the rulings of their own cards,
-    and of the rows without a card, whatever else shares their segments.
+    and of the rows without a card, whatever else shares their segments. DETECTED gives
+    the languages found for the undeclared texts, asked for once the repair is done (the
+    detection runs meanwhile).
     """
     own = kept(rulings, pc.is_in(groups(rulings), value_set=pc.unique(groups(new))))
     new, repair_warnings = repair(new, texts_with_symbols(own))
+    remember(detected())
     new = carry_rule_dates(assign_languages(new, known_languages(own)), own)
     return new, merge_rulings(rulings, new), repair_warnings
 

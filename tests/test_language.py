@@ -13,7 +13,8 @@ from conftest import FIXTURES, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.reading.scan import detect_undeclared
+from pipeline.reading import executor
+from pipeline.reading.sightings import undeclared_texts
 from pipeline.text.language import (
     UNDETERMINED,
     detect_language,
@@ -135,15 +136,30 @@ def test_detection_is_deterministic_across_processes() -> None:
     assert json.loads(done.stdout) == detect_many(texts)
 
 
-def test_workers_detect_only_undeclared_settled_texts() -> None:
-    """The scanning workers name the languages of undeclared texts, each text once."""
+def test_only_undeclared_texts_are_detected_each_once() -> None:
+    """A batch's texts whose source declared no language, each once."""
     texts = ["Cards exiled with suspend are exiled face up.", "Oui.", "Yes.", "Haste"]
     table = pa.table({"text": [*texts, texts[0]], "lang": [None, "fr", None, None, None]})
-    found = detect_undeclared(table)
-    assert found["Cards exiled with suspend are exiled face up."] == "en"
-    assert found["Yes."] == "en"
-    assert "Oui." not in found  # declared by its source
-    assert found["Haste"] is None  # too close to call here: the main process asks langdetect
+    assert sorted(undeclared_texts(table)) == sorted(set(texts) - {"Oui."})
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_language_jobs_give_the_detectors_answers(
+    workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Detected on worker processes or here, in tasks of any size: detect_many's answers.
+
+    A text submitted again is not detected again; a text langdetect must decide ("Haste")
+    is decided on the workers too, so the main process has nothing left to detect.
+    """
+    monkeypatch.setattr(executor, "DETECT_TEXTS", 3)
+    texts = [row["text"] for row in SAMPLE[:20]] + ["Haste"]
+    with executor.LanguageJobs(workers) as jobs:
+        jobs.submit(texts[:12])
+        jobs.submit(texts)  # the first twelve again, and the rest
+        found = jobs.results()
+    assert list(found) == texts  # each once, in the order submitted
+    assert list(found.values()) == detect_many(texts)
     remember(found)
-    assert detect_language("Haste") in LANGUAGES - {UNDETERMINED}
+    assert detect_language("Haste") == found["Haste"]
     forget()

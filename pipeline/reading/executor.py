@@ -9,20 +9,22 @@ from __future__ import annotations
 import gc
 import os
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from itertools import islice
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Self, TypeVar
 
 import pyarrow as pa
 
 from pipeline.errors import UsageError
 from pipeline.limits import Limits, worker_setup
 from pipeline.reading.scan import ScanBatch, ScanJob, crashed, scan_batch
+from pipeline.text.language import detect_many
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterator, Sequence
+    from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+    from types import TracebackType
 
 # Files per task: large enough to amortise the hand-over, small enough to balance.
 BATCH_FILES = 256
@@ -32,6 +34,9 @@ _GC_THRESHOLD = 20_000
 EXECUTORS = ("local", "dask")
 # Batches submitted ahead of the one awaited, per worker: enough to keep every worker busy.
 _AHEAD = 2
+# Texts per language-detection task: a few milliseconds of hand-over against 20 to 40 ms
+# of detection. Fewer texts than this in a whole run are detected in the main process.
+DETECT_TEXTS = 2_000
 T = TypeVar("T")
 
 
@@ -165,7 +170,6 @@ def _file_by_file(
 ) -> ScanBatch:
     """Read a batch one file per task in one worker; a file that kills it is "crashed"."""
     results, tables = [], []
-    languages: dict[str, str | None] = {}
     pool = _new_pool(1, limits)
     try:
         for job in part:
@@ -177,12 +181,11 @@ def _file_by_file(
                 pool = _new_pool(1, limits)
                 continue
             results.extend(batch.results)
-            languages.update(batch.languages)
             if batch.sightings is not None:
                 tables.append(batch.sightings)
     finally:
         pool.shutdown()
-    return ScanBatch(results, pa.concat_tables(tables) if tables else None, languages)
+    return ScanBatch(results, pa.concat_tables(tables) if tables else None)
 
 
 def _dask(
@@ -208,7 +211,6 @@ def _dask(
                 # that kill theirs again are "crashed".
                 singles = [client.submit(task, [job], pure=False) for job in part]
                 results, tables = [], []
-                languages: dict[str, str | None] = {}
                 for job, single in zip(part, singles, strict=True):
                     try:
                         batch = single.result()
@@ -216,8 +218,73 @@ def _dask(
                         results.append(crashed(job))
                         continue
                     results.extend(batch.results)
-                    languages.update(batch.languages)
                     tables.extend([batch.sightings] if batch.sightings is not None else [])
-                yield ScanBatch(results, pa.concat_tables(tables) if tables else None, languages)
+                yield ScanBatch(results, pa.concat_tables(tables) if tables else None)
     if cluster is not None:
         cluster.close()
+
+
+class LanguageJobs:
+    """The languages of a run's undeclared texts, detected on worker processes as they come.
+
+    The main process hands over each distinct text once, as the batches bring them: the
+    scanning workers would each meet most of the texts that recur across files (a text
+    settled twice, once per worker), and what is detected after the last batch overlaps
+    the stages that follow the scan in the main process. WORKERS (1: this process) detect
+    DETECT_TEXTS texts a task; a run with fewer texts detects them here, starting no
+    process. A detection process that dies costs only time: its texts are detected here.
+    """
+
+    def __init__(self, workers: int) -> None:
+        """Detect on WORKERS processes, started with the first full task."""
+        self._workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        self._seen: set[str] = set()
+        self._waiting: list[str] = []
+        self._tasks: list[tuple[list[str], Future[list[str]]]] = []
+
+    def __enter__(self) -> Self:
+        """Start nothing yet: the pool starts when there is a whole task for it."""
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        """Stop the detection processes, dropping what they had not started."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def submit(self, texts: Iterable[str]) -> None:
+        """Detect those of TEXTS not handed over before."""
+        new = [text for text in dict.fromkeys(texts) if text not in self._seen]
+        self._seen.update(new)
+        self._waiting.extend(new)
+        if self._workers <= 1:
+            return
+        while len(self._waiting) >= DETECT_TEXTS:
+            chunk, self._waiting = self._waiting[:DETECT_TEXTS], self._waiting[DETECT_TEXTS:]
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(max_workers=self._workers)
+            try:
+                self._tasks.append((chunk, self._pool.submit(detect_many, chunk)))
+            except BrokenProcessPool:  # a process died: the rest is detected here
+                self._waiting = [*chunk, *self._waiting]
+                self._workers = 1
+                break
+
+    def results(self) -> dict[str, str]:
+        """The language of every text submitted, waiting for the tasks still running."""
+        found: dict[str, str] = {}
+        for chunk, task in self._tasks:
+            try:
+                answers = task.result()
+            except BrokenProcessPool:
+                answers = detect_many(chunk)
+            found.update(zip(chunk, answers, strict=True))
+        found.update(zip(self._waiting, detect_many(self._waiting), strict=True))
+        self._tasks, self._waiting = [], []
+        return found

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import replace_column, strings
+from pipeline.columns import replace_column
 from pipeline.errors import InputError
 from pipeline.limits import Limits, budget, over
 from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
@@ -25,7 +25,6 @@ from pipeline.reading.extract import extract
 from pipeline.reading.parsers import parse
 from pipeline.reading.sightings import sightings_table
 from pipeline.schema import ENCODED_IN_MEMORY
-from pipeline.text.language import settle_many
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,15 +67,10 @@ class ScanResult(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class ScanBatch:
-    """What reading some files gave: results, sightings, and their texts' languages.
-
-    One result per file; `languages` maps each undeclared text to its code, or to None
-    where the workers' detector leaves it to the tie-breaker.
-    """
+    """What reading some files gave: one result per file, and their sightings."""
 
     results: list[ScanResult]
     sightings: pa.Table | None
-    languages: dict[str, str | None]
 
 
 def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
@@ -103,21 +97,7 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
                 pending = []
     if pending:
         tables.append(sightings_table(pending, jobs[-1].run))
-    if not tables:
-        return ScanBatch(results, None, {})
-    table = _compact(pa.concat_tables(tables))
-    return ScanBatch(results, table, detect_undeclared(table))
-
-
-def detect_undeclared(table: pa.Table) -> dict[str, str | None]:
-    """The language of each distinct text whose source declared none; None where unsure.
-
-    Run in the workers, so detection uses every core; the main process gives the few
-    texts left undecided to langdetect.
-    """
-    undeclared = table["text"].filter(pc.is_null(table["lang"]))
-    texts = strings(pc.unique(undeclared))
-    return dict(zip(texts, settle_many(texts), strict=True))
+    return ScanBatch(results, _compact(pa.concat_tables(tables)) if tables else None)
 
 
 def _compact(table: pa.Table) -> pa.Table:

@@ -54,6 +54,11 @@ def sightings_table(sightings: Sequence[Sighting], run: int) -> pa.Table:
     return pa.table(columns, schema=_BATCH)
 
 
+def undeclared_texts(table: pa.Table) -> list[str]:
+    """The distinct texts of TABLE's rows whose source declared no language."""
+    return strings(pc.unique(table["text"].filter(pc.is_null(table["lang"]))))
+
+
 class TextPool:
     """Distinct texts of a run and their hashes, so that its sightings hold each once.
 

@@ -23,7 +23,7 @@ from langdetect import DetectorFactory, detect_langs
 from langdetect.lang_detect_exception import LangDetectException
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 UNDETERMINED = "und"
 LATIN = ("en", "de", "fr", "it", "es", "pt")
@@ -119,7 +119,7 @@ def _profiles() -> _Profiles:
 _MAX_WORDS = 500_000
 _MAX_TEXTS = 200_000
 _SETTLED: dict[str, str | None] = {}
-# Languages the workers detected for this run's texts; assign_languages() reads them here.
+# Languages detected on worker processes for this run's texts; assign_languages() reads them.
 _REMEMBERED: dict[str, str] = {}
 
 
@@ -154,14 +154,9 @@ def detect_language(text: str, declared: str | None = None) -> str:
     return known if known is not None else _detect(text)
 
 
-def remember(languages: dict[str, str | None]) -> None:
-    """Keep languages detected elsewhere (the scanning workers), so none is detected twice.
-
-    A text they left undecided (None) is given to the tie-breaker now: the main process
-    does it while the workers scan on, not after them.
-    """
-    for text, lang in languages.items():
-        _REMEMBERED[text] = lang if lang is not None else tie_break(text)
+def remember(languages: Mapping[str, str]) -> None:
+    """Keep languages detected elsewhere (worker processes), so none is detected twice."""
+    _REMEMBERED.update(languages)
 
 
 def forget() -> None:
@@ -188,7 +183,7 @@ def settle(text: str) -> str | None:
 def settle_many(texts: Sequence[str]) -> list[str | None]:
     """Settle each of TEXTS as settle() does; Latin texts are scored together, in numpy.
 
-    Cheap enough for every text: the scanning workers run it, the main process the rest.
+    Cheap enough for every text: detect_many() runs it on worker processes during a run.
     """
     settled = _SETTLED
     if len(settled) > _MAX_TEXTS:  # a bound on memory: answers are recomputed
