@@ -131,11 +131,11 @@ def ingest(
         results, todo = _skip_unchanged(jobs, _stored_files(files_table), rehash=rehash)
         if update is not None:
             update(len(jobs) - len(todo))
+        languages.start(len(todo))
         pool = TextPool()
         slots = iter(todo)
-        chosen = [jobs[i] for i in todo]
         for batch in executor.run(
-            chosen,
+            [jobs[i] for i in todo],
             workers=workers,
             executor=executor_name,
             scheduler=scheduler,

@@ -258,6 +258,20 @@ class LanguageJobs:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
+    def start(self, files: int) -> None:
+        """Start the detection processes now if FILES to scan make more than one batch.
+
+        Now, while this process is small: a process forked later shares the pages this one
+        holds by then, and each page either side writes afterwards is copied.
+        """
+        if files > BATCH_FILES:
+            self._running()
+
+    def _running(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self._workers)
+        return self._pool
+
     def submit(self, texts: Iterable[str]) -> None:
         """Detect those of TEXTS not handed over before."""
         new = [text for text in dict.fromkeys(texts) if text not in self._seen]
@@ -267,10 +281,8 @@ class LanguageJobs:
             return
         while len(self._waiting) >= DETECT_TEXTS:
             chunk, self._waiting = self._waiting[:DETECT_TEXTS], self._waiting[DETECT_TEXTS:]
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(max_workers=self._workers)
             try:
-                self._tasks.append((chunk, self._pool.submit(detect_many, chunk)))
+                self._tasks.append((chunk, self._running().submit(detect_many, chunk)))
             except BrokenProcessPool:  # a process died: the rest is detected here
                 self._waiting = [*chunk, *self._waiting]
                 self._workers = 1
