@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,18 +88,20 @@ def commit(
         staging = out / VERSIONS / f"{number:06d}.tmp"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        for name in sorted(VERSIONED):
-            _checkpoint()
-            target = staging / f"{name}.parquet"
-            if name in SEGMENTED:
-                _stage_segments(current, staging, name, segments.get(name, {}))
-            elif name in tables:
-                _write_durable(target, tables[name], name)
-            else:
-                _link_or_copy(current / f"{name}.parquet", target)
-        for (name, run), table in sorted(parts.items()):
-            _checkpoint()
-            _write_durable(staging / _staged(name, run), table, name)
+        # The new parts are written on a second thread while this one writes the rest:
+        # Parquet encoding and compression let go of the interpreter, so two cores work.
+        with ThreadPoolExecutor(max_workers=1) as side:
+            written = side.submit(_write_parts, staging, parts)
+            for name in sorted(VERSIONED):
+                _checkpoint()
+                target = staging / f"{name}.parquet"
+                if name in SEGMENTED:
+                    _stage_segments(current, staging, name, segments.get(name, {}))
+                elif name in tables:
+                    _write_durable(target, tables[name], name)
+                else:
+                    _link_or_copy(current / f"{name}.parquet", target)
+            written.result()  # its error, if any, is raised here
         _fsync(staging)
         _checkpoint()
         version = staging.rename(out / VERSIONS / f"{number:06d}")
@@ -113,6 +116,13 @@ def commit(
     except OSError as exc:
         msg = f"{out}: cannot write the dataset ({exc}); the version before this run stays in force"
         raise StoreError(msg) from exc
+
+
+def _write_parts(staging: Path, parts: Mapping[tuple[str, int], pa.Table]) -> None:
+    """Stage the new PARTS of the append-only tables, one file each."""
+    for (name, run), table in sorted(parts.items()):
+        _checkpoint()
+        _write_durable(staging / _staged(name, run), table, name)
 
 
 def _stage_segments(
