@@ -147,31 +147,21 @@ def ingest(
             if batch.sightings is not None:
                 languages.submit(undeclared_texts(batch.sightings))
                 pool.add(batch.sightings)
+        # Unchanged files need nothing more: no dataset table is read or rewritten.
+        done = _Stored()
         if pool.batches:
-            as_of = {r.report.source_path: r.report.as_of for r in results.values()
-                     if r.report.as_of is not None}  # fmt: skip
-            read_now = dated(pool.collect(), as_of)
-            named, catalog_warnings = apply_catalog(read_now, catalog)
-            loaded = _Loaded.of(out, named)
-            new, merged, fold_warnings = _fold(named, loaded.rulings, languages.results)
-            forget()  # the detected languages are in `new` now
-            new_keys = merged.num_rows - loaded.rulings.num_rows
             linking = (workers or os.cpu_count() or 1) if link_translations else 0
-            written, parts, rewritten, late_warnings = _history(
-                out, new, merged, loaded, run=run, link_workers=linking
-            )
-            fold_warnings += catalog_warnings + late_warnings
-        else:  # unchanged files need nothing more: no dataset table is read or rewritten
-            new, fold_warnings, new_keys, written, parts, rewritten = None, [], 0, {}, {}, {}
+            done = _stored(out, pool, results, catalog=catalog, languages=languages, run=run,
+                           link_workers=linking)  # fmt: skip
         ordered = [results[i] for i in range(len(jobs))]
         reports = [*bad_rows, *(r.report for r in ordered)]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
         report = IngestReport(
             run=run,
             files=tuple(reports),
-            rulings_read=new.num_rows if new is not None else 0,
-            new_keys=new_keys,
-            warnings=(*warnings, *fold_warnings),
+            rulings_read=done.rulings_read,
+            new_keys=done.new_keys,
+            warnings=(*warnings, *done.warnings),
             ambiguous=tuple(r.report.source_path for r in ordered if r.ambiguous),
             stored=not (strict and any(r.status is FileStatus.REJECTED for r in reports)),
             started_at=started,
@@ -180,12 +170,54 @@ def ingest(
         if report.stored:
             # Tables of an older schema version are rewritten, migrated, by this commit.
             tables = {name: store.read_table(out, name) for name in store.outdated(out)}
-            tables.update(written)
+            tables.update(done.tables)
             tables["runs"] = pa.concat_tables([runs, _run_row(report, paths)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
-            commit.commit(out, tables, parts, rewritten)
+            commit.commit(out, tables, done.parts, done.segments)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """What a run's sightings make of the dataset: the counts, and what the commit writes."""
+
+    rulings_read: int = 0
+    new_keys: int = 0
+    warnings: list[str] = field(default_factory=list)
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    parts: dict[tuple[str, int], pa.Table] = field(default_factory=dict)
+    segments: dict[str, dict[int, segments.Cut | None]] = field(default_factory=dict)
+
+
+def _stored(
+    out: Path,
+    pool: TextPool,
+    results: dict[int, ScanResult],
+    *,
+    catalog: Catalog | None,
+    languages: executor.LanguageJobs,
+    run: int,
+    link_workers: int,
+) -> _Stored:
+    """Fold the sightings in POOL into the dataset in OUT: the counts and tables to commit.
+
+    Only what the commit needs outlives this call: the stages' own tables (the run's
+    sightings as read, named, folded; the rulings merged) are freed before the commit.
+    """
+    as_of = {r.report.source_path: r.report.as_of for r in results.values()
+             if r.report.as_of is not None}  # fmt: skip
+    named, catalog_warnings = apply_catalog(dated(pool.collect(), as_of), catalog)
+    loaded = _Loaded.of(out, named)
+    new, merged, fold_warnings = _fold(named, loaded.rulings, languages.results)
+    del named
+    forget()  # the detected languages are in `new` now
+    tables, parts, rewritten, late_warnings = _history(
+        out, new, merged, loaded, run=run, link_workers=link_workers
+    )
+    warnings = [*fold_warnings, *catalog_warnings, *late_warnings]
+    new_keys = merged.num_rows - loaded.rulings.num_rows
+    return _Stored(new.num_rows, new_keys, warnings, tables, parts, rewritten)
 
 
 @dataclass(frozen=True, slots=True)
