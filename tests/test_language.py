@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import subprocess
 import sys
 
@@ -163,3 +164,25 @@ def test_language_jobs_give_the_detectors_answers(
     remember(found)
     assert detect_language("Haste") == found["Haste"]
     forget()
+
+
+_PARENT = os.getpid()
+
+
+def _dies_in_a_worker(texts: list[str]) -> list[str]:
+    """detect_many() here; in a worker process, the worker dies."""
+    if os.getpid() != _PARENT:
+        os._exit(1)
+    return detect_many(texts)
+
+
+def test_language_jobs_outlive_a_dying_detection_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detection process that dies costs time, not answers: its texts are detected here."""
+    monkeypatch.setattr(executor, "detect_many", _dies_in_a_worker)
+    monkeypatch.setattr(executor, "DETECT_TEXTS", 4)
+    texts = [row["text"] for row in SAMPLE[:10]]
+    with executor.LanguageJobs(2) as jobs:
+        jobs.submit(texts)
+        found = jobs.results()
+    assert list(found) == texts
+    assert list(found.values()) == detect_many(texts)

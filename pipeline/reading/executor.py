@@ -231,12 +231,13 @@ class LanguageJobs:
     scanning workers would each meet most of the texts that recur across files (a text
     settled twice, once per worker), and what is detected after the last batch overlaps
     the stages that follow the scan in the main process. WORKERS (1: this process) detect
-    DETECT_TEXTS texts a task; a run with fewer texts detects them here, starting no
-    process. A detection process that dies costs only time: its texts are detected here.
+    DETECT_TEXTS texts a task; the texts left after the last whole task are detected here,
+    so a run of one batch of files and fewer texts starts no process. A detection process
+    that dies costs only time: its texts are detected here.
     """
 
     def __init__(self, workers: int) -> None:
-        """Detect on WORKERS processes, started with the first full task."""
+        """Detect on WORKERS processes, started by start() or the first whole task."""
         self._workers = workers
         self._pool: ProcessPoolExecutor | None = None
         self._seen: set[str] = set()
@@ -244,7 +245,7 @@ class LanguageJobs:
         self._tasks: list[tuple[list[str], Future[list[str]]]] = []
 
     def __enter__(self) -> Self:
-        """Start nothing yet: the pool starts when there is a whole task for it."""
+        """Start nothing yet (see start())."""
         return self
 
     def __exit__(
