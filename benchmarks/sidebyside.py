@@ -34,7 +34,7 @@ original = executor.run
 
 def run(*args, **kwargs):
     yield from original(*args, **kwargs)
-    scanned.append((time.perf_counter(), time.process_time()))
+    scanned.append(time.perf_counter())
 
 executor.run = run
 # Checkouts older than the option linked no translations on a first ingest anyway.
@@ -44,7 +44,7 @@ if "link_translations" not in inspect.signature(ingest_module.ingest).parameters
 start, cpu = time.perf_counter(), time.process_time()
 ingest_module.ingest([Path(sys.argv[2])], out=Path(sys.argv[3]), **options)
 wall, main_cpu = time.perf_counter() - start, time.process_time() - cpu
-scan_end, scan_cpu = scanned[0] if scanned else (time.perf_counter(), time.process_time())
+scan_end = scanned[0] if scanned else time.perf_counter()
 children = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({
     "wall": wall,

@@ -186,3 +186,12 @@ def test_language_jobs_outlive_a_dying_detection_process(monkeypatch: pytest.Mon
         found = jobs.results()
     assert list(found) == texts
     assert list(found.values()) == detect_many(texts)
+
+
+def test_one_worker_starts_no_detection_process() -> None:
+    """With one worker every text is detected here: start() forks nothing, however many files."""
+    with executor.LanguageJobs(1) as jobs:
+        jobs.start(10 * executor.BATCH_FILES)
+        jobs.submit(["Cards exiled with suspend are exiled face up."])
+        assert jobs._pool is None  # the process pool is what is checked
+        assert jobs.results() == {"Cards exiled with suspend are exiled face up.": "en"}

@@ -265,7 +265,7 @@ class LanguageJobs:
         Now, while this process is small: a process forked later shares the pages this one
         holds by then, and each page either side writes afterwards is copied.
         """
-        if files > BATCH_FILES:
+        if files > BATCH_FILES and self._workers > 1:
             self._running()
 
     def _running(self) -> ProcessPoolExecutor:
