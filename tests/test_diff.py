@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.diffing.diff import AMEND_THRESHOLD, ChangeType, Version, apply, compare, similarity
+from pipeline.diffing.diff import (
+    AMEND_THRESHOLD,
+    ChangeType,
+    Version,
+    _Forms,
+    _pair,
+    apply,
+    compare,
+    similarity,
+)
 from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
@@ -174,3 +183,43 @@ def test_changes_do_not_depend_on_input_order(
     assert compare(a, b, card="C", source="s") == compare(
         shuffled_a, shuffled_b, card="C", source="s"
     )
+
+
+# Texts that are one ruling in several ways: the same folded text (curly and straight
+# quotes), a stripped-symbol copy, and two symbol versions that are different rulings.
+EQUIVALENT_TEXTS = st.sampled_from(
+    [
+        "If the card has {X} in its mana cost, choose 0.",
+        "If the card has {2} in its mana cost, choose 0.",
+        "If the card has   in its mana cost, choose 0.",
+        "If the card has in its mana cost, choose 0.",
+        "It's exiled face up.",
+        "It\u2019s exiled face up.",
+        "Something else.",
+    ]
+)
+PLACED = st.lists(
+    st.builds(
+        lambda text, date, rule: Version(text_hash(text), date, text, rule),
+        EQUIVALENT_TEXTS,
+        DATES,
+        st.sampled_from([None, "702.62a", "702.62b"]),
+    ),
+    max_size=8,
+)
+
+
+@given(PLACED, PLACED, st.booleans())
+def test_exact_pairing_by_look_ups_is_pairing_every_pair(
+    gone: list[Version],
+    came: list[Version],
+    same_place: bool,  # noqa: FBT001 - given
+) -> None:
+    """The look-ups find the pairs that scoring and sorting every pair finds, in order."""
+    forms = _Forms()
+
+    def score(a: Version, b: Version) -> float:
+        place = (a.effective_date, a.rule_id) == (b.effective_date, b.rule_id)
+        return 100.0 if (place or not same_place) and forms.equivalent(a.text, b.text) else 0.0
+
+    assert forms.pair(gone, came, same_place=same_place) == _pair(gone, came, score, 100.0)
