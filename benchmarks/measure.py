@@ -19,24 +19,41 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # Imports are made before the clock starts: the figures are the pipeline's work. pandas is
 # among them: pyarrow imports it (0.2 s) the first time it converts a Python list.
+# The package first, as in the command line: it chooses Arrow's allocator before pyarrow
+# loads (pipeline/allocator.py), which importing pandas first would do.
 SETUP = (
-    "import pandas\nfrom pipeline import ingest, models\n"
+    "from pipeline import ingest, models\nimport pandas\n"
     "from pipeline.publishing import dataset, render\nfrom pipeline.reading import read"
 )
 # The throughput figures put off linking translations: the synthetic corpus holds 10% made-up
 # foreign rulings, each linked among every English ruling (bench.py times that apart).
 INGEST = "ingest([Path({raw!r})], out=Path({out!r}), link_translations=False)"
 LINKED = "ingest([Path({raw!r})], out=Path({out!r}))"
+# A child's own peak RSS in MiB, as code for its script. VmHWM (Linux) is its own high-water
+# mark; ru_maxrss is not: Linux carries it across exec, so a child reports at least the RSS
+# its parent had when starting it (a daily.py holding its bulk file: some 460 MiB).
+OWN_PEAK = """
+def own_peak_mib():
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
 # Run inside a child process: prints the seconds and peak RSS (MiB) of what it timed.
 _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
 {setup}
+{own_peak}
 start = time.perf_counter()
 {body}
 seconds = time.perf_counter() - start
-own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+own = own_peak_mib()
 workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps({{"seconds": seconds, "own_mb": own, "workers_mb": workers}}))
 """
@@ -123,7 +140,7 @@ def _run(code: str, env: dict[str, str] | None, what: str) -> str:
 
 def run_child(body: str, env: dict[str, str] | None = None) -> Figures:
     """Run BODY once in a fresh process (ENV added to its environment) and return its figures."""
-    code = _CHILD.format(root=str(HERE.parent), setup=SETUP, body=body)
+    code = _CHILD.format(root=str(HERE.parent), setup=SETUP, own_peak=OWN_PEAK, body=body)
     figures = json.loads(_run(code, env, "measured").strip().splitlines()[-1])
     return Figures(figures["seconds"], figures["own_mb"], figures["workers_mb"])
 

@@ -21,11 +21,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+from measure import OWN_PEAK
+
 # Run in a child process with a tree's root first on sys.path; prints one JSON line.
-_CHILD = """
+_CHILD = (
+    """
 import inspect, json, resource, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
+"""
+    + OWN_PEAK
+    + """
 import pipeline.ingest
 ingest_module = sys.modules["pipeline.ingest"]
 executor = ingest_module.executor
@@ -52,9 +58,10 @@ print(json.dumps({
     "after": wall - (scan_end - start),
     "main_cpu": main_cpu,
     "workers_cpu": children.ru_utime + children.ru_stime,
-    "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "rss_mib": own_peak_mib(),
 }))
 """
+)
 _FIGURES = ("wall", "scan", "after", "main_cpu", "workers_cpu", "rss_mib")
 
 
