@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING
 
+import pipeline.allocator  # noqa: F401 - first: it chooses Arrow's allocator before pyarrow loads
 from pipeline.errors import InputError, LockBusyError, PipelineError, StoreError, UsageError
 from pipeline.ingest import IngestReport, ingest
 from pipeline.text.language import detect_language

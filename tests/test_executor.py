@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
+import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +66,41 @@ def test_the_run_allocates_from_jemalloc_where_pyarrow_has_it(
     outside = pa.default_memory_pool().backend_name
     with executor.returning_pool():
         assert pa.default_memory_pool().backend_name == outside
+
+
+def _pool_after(imports: str, env: dict[str, str] | None = None) -> tuple[str, str | None]:
+    """Arrow's default pool, and the variable naming it, in a new process after IMPORTS."""
+    script = (
+        f"{imports}\nimport os, pyarrow as pa\n"
+        "print(pa.default_memory_pool().backend_name, os.environ.get('ARROW_DEFAULT_MEMORY_POOL'))"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**environment, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    backend, variable = done.stdout.split()
+    return backend, None if variable == "None" else variable
+
+
+def test_importing_the_package_first_makes_jemalloc_arrows_default_pool() -> None:
+    """On Linux with a jemalloc build, unless pyarrow came first or the user chose a pool."""
+    if sys.platform != "linux":
+        pytest.skip("the pool is chosen on Linux only")
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow is built without jemalloc")
+    untouched, _ = _pool_after("import pyarrow")
+    assert untouched != "jemalloc"  # else this test shows nothing
+    # The variable is put back: the caller's other programs inherit no choice of ours.
+    assert _pool_after("import pipeline") == ("jemalloc", None)
+    assert _pool_after("import pyarrow, pipeline") == (untouched, None)
+    chosen = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+    assert _pool_after("import pipeline", chosen) == ("system", "system")
 
 
 def test_pool_matches_one_process(corpus: Path, tmp_path: Path) -> None:

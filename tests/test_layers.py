@@ -12,8 +12,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
 STAGES = ["text", "reading", "folding", "storage", "diffing", "publishing"]
 # Shared vocabulary any stage may import: errors, the row and table shapes, Arrow helpers.
 FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns"}
-# What runs the stages: the ingest orchestration and the command line around it.
-SHELL = {"__init__", "__main__", "ingest", "cli"}
+# What runs the stages: the ingest orchestration, the command line around it, and the
+# process set-up the package makes on import (Arrow's allocator).
+SHELL = {"__init__", "__main__", "ingest", "cli", "allocator"}
 
 
 def _rank(module: str) -> int:
