@@ -11,19 +11,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import kept, listed, lookup, replace_column
+from pipeline.columns import kept, listed, lookup, replace_column, used_only
 from pipeline.diffing.diff import Change, ChangeType, Version, compare, group_id
 from pipeline.folding.merge import KEY
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
 
 _NULL = "\x00"  # sorts a null card first, as snapshots are compared in that order
 _FIRST_KEYS = ["card", "source", "text_hash", "effective_date", "rule_id"]
 SNAPSHOT = ["card", "source"]
 _VERSION_COLUMNS = ["run", "card", "source", "text_hash", "effective_date", "text", "rule_id"]
+_UNPACKED = ["_snap", "card", "source", "text_hash", "effective_date", "text", "rule_id"]
+_IDENTITY = ["_snap", "text_hash", "effective_date", "rule_id"]  # a version, as diff.Version
 # Rows of changes.parquet: by card (unknown last), source, change type, rule, date, text;
 # unnumbered and undated changes come first.
 _CHANGES_ORDER = ["card", "source", "_rank", "_rule", "_date", "_hash"]
@@ -46,17 +48,13 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     earlier = kept(before.select(_VERSION_COLUMNS), wanted)
     earlier = earlier.append_column("_snap", kept(before_snaps, wanted))
     known = pc.is_in(new_snaps, value_set=pc.unique(earlier["_snap"]))
-    snaps = Groups.of(earlier["_snap"])
-    latest = zip(earlier["_snap"].take(pa.array(snaps.firsts)).to_pylist(),
-                 snaps.reduce(earlier["run"], np.maximum).tolist(), strict=True)  # fmt: skip
-    last_run = dict(latest)
-    old = _versions(earlier, lambda snap, run: run == last_run[snap])
-    fresh = _versions(
-        kept(new.select(_VERSION_COLUMNS).append_column("_snap", new_snaps), known),
-        lambda _snap, _run: True,
-    )
+    last = kept(earlier, pc.equal(earlier["run"], _latest_runs(earlier)))
+    fresh = kept(new.select(_VERSION_COLUMNS).append_column("_snap", new_snaps), known)
+    differ = _differing(last, fresh)
+    old = _versions(kept(last, pc.is_in(last["_snap"], value_set=differ)))
+    read = _versions(kept(fresh, pc.is_in(fresh["_snap"], value_set=differ)))
     changes: list[Change] = []
-    for snap, (card, source, versions) in sorted(fresh.items(), key=_by_card_and_source):
+    for snap, (card, source, versions) in sorted(read.items(), key=_by_card_and_source):
         changes += compare(old[snap][2], versions, card=card, source=source)
     return _in_order(
         changes_table(changes, run), new, first_rows(new, _FIRST_KEYS, where=pc.invert(known)), run
@@ -152,35 +150,60 @@ def _by_card_and_source(item: tuple[int, Snapshot]) -> tuple[str, str]:
     return (_NULL if card is None else card, source)
 
 
-def _versions(table: pa.Table, keep: Callable[[int, int], bool]) -> dict[int, Snapshot]:
-    """The versions of each snapshot in TABLE, the rows KEEP(snapshot, run) accepts.
+def _latest_runs(rows: pa.Table) -> Any:  # noqa: ANN401 - an int64 array
+    """For each row of ROWS, the latest run of its snapshot (`_snap`) among ROWS."""
+    groups = Groups.of(rows["_snap"])
+    latest = groups.reduce(rows["run"], np.maximum)
+    sizes = np.diff(np.append(groups.starts, rows.num_rows))
+    per_row = np.empty(rows.num_rows, dtype=np.int64)
+    per_row[groups.order] = np.repeat(latest, sizes)
+    return pa.array(per_row)
+
+
+def _differing(before: pa.Table, after: pa.Table) -> Any:  # noqa: ANN401 - an int64 array
+    """The snapshots (`_snap`) whose sets of versions differ between BEFORE and AFTER.
+
+    Versions compare as diff.Version does, by text hash, date and rule number. compare()
+    finds nothing in a snapshot read again as it was, so its rulings need not become
+    Python objects: a daily run re-reads nearly all of them unchanged.
+    """
+    ours, theirs = codes([before, after], _IDENTITY)
+    only_ours = pc.invert(pc.is_in(ours, value_set=pc.unique(theirs)))
+    only_theirs = pc.invert(pc.is_in(theirs, value_set=pc.unique(ours)))
+    snaps = [before["_snap"].filter(only_ours), after["_snap"].filter(only_theirs)]
+    return pc.unique(pa.chunked_array([c for s in snaps for c in s.chunks], pa.int64()))
+
+
+def _versions(table: pa.Table) -> dict[int, Snapshot]:
+    """The versions of each snapshot (`_snap`) in TABLE.
 
     Read a batch at a time, column by column: a dictionary column's values become Python
-    strings once, shared by every row that holds them, not once per row.
+    strings once, shared by every row that holds them, not once per row, and only the
+    values the rows use (a filtered column keeps its whole dictionary).
     """
     table = table.unify_dictionaries()
-    encoded: list[Any] = [
-        (name, table[name].chunks[0])
-        for name in table.column_names
-        if pa.types.is_dictionary(table.schema.field(name).type) and table[name].num_chunks
-    ]
-    shared = {name: chunk.dictionary.to_pylist() for name, chunk in encoded}
+    columns: dict[str, Any] = {}
+    for name in _UNPACKED:
+        column = table[name]
+        if pa.types.is_dictionary(column.type):
+            column = used_only(column.combine_chunks())
+        columns[name] = column
+    shared = {name: column.dictionary.to_pylist() for name, column in columns.items()
+              if pa.types.is_dictionary(column.type)}  # fmt: skip
     out: dict[int, Snapshot] = {}
-    for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
-        values = {}
-        for name in ("_snap", *_VERSION_COLUMNS):  # the order the rows unpack in below
-            column: Any = batch.column(name)
+    for batch in pa.table(columns).to_batches(max_chunksize=_BATCH_ROWS):
+        values = []
+        for name in _UNPACKED:
+            part: Any = batch.column(name)
             if name in shared:
                 strings = shared[name]
-                values[name] = [None if i is None else strings[i]
-                                for i in column.indices.to_pylist()]  # fmt: skip
+                values.append([None if i is None else strings[i]
+                               for i in part.indices.to_pylist()])  # fmt: skip
             else:
-                values[name] = column.to_pylist()
-        rows = zip(*values.values(), strict=True)
-        for snap, run, card, source, text_hash, date, text, rule_id in rows:
-            if keep(snap, run):
-                entry = out.setdefault(snap, (card, source, []))
-                entry[2].append(Version(text_hash, date, text, rule_id))
+                values.append(part.to_pylist())
+        for snap, card, source, text_hash, date, text, rule_id in zip(*values, strict=True):
+            entry = out.setdefault(snap, (card, source, []))
+            entry[2].append(Version(text_hash, date, text, rule_id))
     return out
 
 
