@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import json
 import os
+import pickle
 import subprocess
 import sys
 import time
@@ -17,7 +19,9 @@ from conftest import data_files, rows
 from pipeline import ingest
 from pipeline.errors import UsageError
 from pipeline.limits import Limits
-from pipeline.reading import executor, sightings
+from pipeline.models import SourceHints
+from pipeline.reading import executor, scan, sightings
+from pipeline.reading.read import InputFile
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -183,3 +187,31 @@ def test_trim_heap_trims_where_it_can_and_is_quiet_where_it_cannot(
     monkeypatch.setattr(ctypes, "CDLL", unopenable)
     sightings.trim_heap()
     assert calls == [0]
+
+
+def test_a_file_read_in_chunks_crosses_to_the_main_process_with_its_texts_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large file becomes Arrow chunk by chunk; its batch still pickles each text once.
+
+    Encoding a chunked column gives every chunk the same dictionary, and a pickle writes a
+    dictionary out once per chunk: a bulk file of 7 chunks crossed with 7 copies of its texts.
+    """
+    monkeypatch.setattr(scan, "CHUNK", 50)
+    texts = [f"Ruling {n}: the controller of this permanent chooses a target." for n in range(3)]
+    items = [
+        {"object": "ruling", "oracle_id": f"oracle-{n // 7}", "source": "wotc",
+         "published_at": "2024-02-02", "comment": texts[n % 3]}
+        for n in range(300)
+    ]  # fmt: skip
+    (tmp_path / "rulings.json").write_text(json.dumps(items), encoding="utf-8")
+    job = scan.ScanJob(
+        tmp_path, InputFile(str(tmp_path / "rulings.json"), "rulings.json"), SourceHints(),
+        None, None, 1,
+    )  # fmt: skip
+    table = scan.scan_batch([job]).sightings
+    assert table is not None
+    crossed = pickle.dumps(table)
+    assert crossed.count(texts[0].encode()) == 1
+    back = pickle.loads(crossed)  # noqa: S301 - bytes this test made
+    assert back["text"].to_pylist() == [item["comment"] for item in items]

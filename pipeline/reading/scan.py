@@ -101,9 +101,14 @@ def scan_batch(jobs: Sequence[ScanJob]) -> ScanBatch:
 
 
 def _compact(table: pa.Table) -> pa.Table:
-    """The batch as it travels back and is held: texts, paths, hashes… dictionary-encoded."""
+    """The batch as it travels back and is held: texts, paths, hashes… dictionary-encoded.
+
+    Each encoded column is one chunk. Encoding a chunked column gives every chunk the same
+    dictionary, which a pickle writes out once per chunk and unpickles as that many copies:
+    a bulk file read in 7 chunks crossed to the main process with 7 copies of its texts.
+    """
     for name in ENCODED_IN_MEMORY["sightings"]:
-        table = replace_column(table, name, pc.dictionary_encode(table[name]))
+        table = replace_column(table, name, pc.dictionary_encode(table[name]).combine_chunks())
     return table
 
 
