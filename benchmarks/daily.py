@@ -3,9 +3,11 @@
 `python benchmarks/daily.py --days 30` writes one Scryfall bulk rulings file (120,000
 rulings), ingests it, then each day rewrites it at the same path with 0.2% of its rulings
 reworded, 0.1% added and 0.02% removed (seeded) and ingests it into the same dataset, each
-day in a fresh process. It prints each day's time, peak RSS, dataset size and growth, the
-slopes, and whether issue 18's targets hold; then the time and memory of a run adding 1,000
-rulings of new cards to a 1,000,000-ruling dataset. Asserts nothing: figures are read.
+day in a fresh process, as `pipeline ingest` would (the file read in a worker process,
+translations linked; peak RSS is the larger of the main process's and the worker's). It
+prints each day's time, peak RSS, dataset size and growth, the slopes, and whether issue
+18's targets hold; then the time and memory of a run adding 1,000 rulings of new cards to a
+1,000,000-ruling dataset. Asserts nothing: figures are read.
 
 A daily job's runs are a day apart, so a superseded version is long past its retention
 (commit.RETAIN_SECONDS, one hour) when the next run commits; these runs are seconds apart,
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from corpus import generate, mtgjson_set, scryfall_bulk
-from measure import INGEST, Figures, disk_bytes, profile_child, run_child
+from measure import AS_CLI, INGEST, Figures, disk_bytes, profile_child, run_child
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -102,7 +104,7 @@ def run_days(work: Path, days: int, rulings: int) -> Iterator[Day]:
     shutil.rmtree(out, ignore_errors=True)
     scryfall_bulk(bulk, rulings)
     items = json.loads(bulk.read_text(encoding="utf-8"))
-    body = INGEST.format(raw=str(bulk.parent), out=str(out))
+    body = AS_CLI.format(raw=str(bulk.parent), out=str(out))
     for day in range(days + 1):
         if day:
             amend(items, day)
@@ -164,7 +166,7 @@ def small_run(big_out: Path, work: Path, added: int = 1_000) -> Figures:
     extra = work / f"raw-extra-{time.time_ns()}"
     mtgjson_set(extra / "set.json", added, prefix=f"Extra {extra.name[-6:]}")
     try:
-        return run_child(INGEST.format(raw=str(extra), out=str(big_out)), env=DAILY_ENV)
+        return run_child(AS_CLI.format(raw=str(extra), out=str(big_out)), env=DAILY_ENV)
     finally:
         shutil.rmtree(extra, ignore_errors=True)
 
@@ -219,7 +221,7 @@ def print_profile(work: Path, day: int) -> None:
     amend(items, day)
     bulk.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
     print(f"profile of day {day} (main process; the workers are not profiled):")
-    sys.stdout.write(profile_child(INGEST.format(raw=str(bulk.parent), out=str(out)), DAILY_ENV))
+    sys.stdout.write(profile_child(AS_CLI.format(raw=str(bulk.parent), out=str(out)), DAILY_ENV))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,9 @@ SETUP = (
 # foreign rulings, each linked among every English ruling (bench.py times that apart).
 INGEST = "ingest([Path({raw!r})], out=Path({out!r}), link_translations=False)"
 LINKED = "ingest([Path({raw!r})], out=Path({out!r}))"
+# What `pipeline ingest` runs: every file read in a worker process (isolated: a hostile file
+# costs its worker), translations linked. A daily job is this command.
+AS_CLI = "ingest([Path({raw!r})], out=Path({out!r}), isolate=True)"
 # A child's own peak RSS in MiB, as code for its script. VmHWM (Linux) is its own high-water
 # mark; ru_maxrss is not: Linux carries it across exec, so a child reports at least the RSS
 # its parent had when starting it (a daily.py holding its bulk file: some 460 MiB).
