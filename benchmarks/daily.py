@@ -21,6 +21,7 @@ import itertools
 import json
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -43,6 +44,7 @@ MIB = 2**20
 # Issue 18's targets.
 TIME_RATIO, RSS_SPREAD, RSS_CEILING, GROWTH_CEILING = 1.25, 0.10, 600.0, 10.0
 SMALL_SECONDS, SMALL_RSS = 2.0, 500.0
+_ENDS = 5  # days at each end whose median times are compared
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,10 @@ def report_days(days: Iterable[Day]) -> None:
           f" peak RSS {_slope(rss):+.2f} MiB/day,"
           f" dataset {_slope(sizes):+.2f} MiB/day")  # fmt: skip
     print(f"day {daily[-1].day} time / day 1 time: {ratio:.2f}")
+    if len(times) >= 2 * _ENDS:  # one day's time moves by 20% or more: the ends' medians too
+        first, last = statistics.median(times[:_ENDS]), statistics.median(times[-_ENDS:])
+        print(f"median of the last {_ENDS} days / of the first {_ENDS}: "
+              f"{last:.2f} / {first:.2f} s = {last / first:.2f}")  # fmt: skip
     _target(f"day {daily[-1].day}'s time within {TIME_RATIO}x of day 1's", ratio <= TIME_RATIO)
     _target(
         f"peak RSS flat: days 1-{daily[-1].day} within {RSS_SPREAD:.0%} "
