@@ -21,7 +21,7 @@ from pipeline.diffing.diff import (
     similarity,
 )
 from pipeline.diffing.history import _differing
-from pipeline.text.normalize import text_hash
+from pipeline.text.normalize import fold, has_symbols, skeleton, text_hash
 
 if TYPE_CHECKING:
     import random
@@ -218,13 +218,17 @@ def test_exact_pairing_by_look_ups_is_pairing_every_pair(
     same_place: bool,  # noqa: FBT001 - given
 ) -> None:
     """The look-ups find the pairs that scoring and sorting every pair finds, in order."""
-    forms = _Forms()
+
+    def one_ruling(a: str, b: str) -> bool:  # the rule, from the normalisation itself
+        if fold(a) == fold(b):
+            return True
+        return skeleton(a) == skeleton(b) and not (has_symbols(a) and has_symbols(b))
 
     def score(a: Version, b: Version) -> float:
         place = (a.effective_date, a.rule_id) == (b.effective_date, b.rule_id)
-        return 100.0 if (place or not same_place) and forms.equivalent(a.text, b.text) else 0.0
+        return 100.0 if (place or not same_place) and one_ruling(a.text, b.text) else 0.0
 
-    assert forms.pair(gone, came, same_place=same_place) == _pair(gone, came, score, 100.0)
+    assert _Forms().pair(gone, came, same_place=same_place) == _pair(gone, came, score, 100.0)
 
 
 RULE_IDS = st.sampled_from([None, "702.62a", "702.62b"])

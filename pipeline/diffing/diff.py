@@ -265,7 +265,13 @@ def _replacements(
 
 
 class _Forms:
-    """Each text's forms that equivalent() compares (folded, skeleton, symbols), made once.
+    """Each text's forms that the exact passes compare (folded, skeleton, symbols), made once.
+
+    Two texts are one ruling when their folded texts are equal, or when one is a
+    stripped-symbol copy of the other: a ruling stored before its symbol version was known
+    keeps the hash of its stripped text, and when a later run repairs it the two are one
+    ruling, not an amendment. Two texts that both hold symbols and differ in them ({X} and
+    {2}) are different rulings.
 
     compare()'s exact passes once scored every removed version against every added one,
     folding both texts each time: 24 s of a 25 s ingest of ../shared/realdata (its
@@ -283,28 +289,16 @@ class _Forms:
             self._known[text] = forms
         return forms
 
-    def equivalent(self, a: str, b: str) -> bool:
-        """The same ruling: the same folded text, or one a stripped-symbol copy of the other.
-
-        A ruling stored before its symbol version was known keeps the hash of its stripped
-        text; when a later run repairs it, the two are one ruling, not an amendment. Two
-        texts that both hold symbols and differ in them ({X} and {2}) are different rulings.
-        """
-        (fold_a, skeleton_a, symbols_a), (fold_b, skeleton_b, symbols_b) = self._of(a), self._of(b)
-        if fold_a == fold_b:
-            return True
-        return skeleton_a == skeleton_b and not (symbols_a and symbols_b)
-
     def pair(
         self, gone: list[Version], came: list[Version], *, same_place: bool
     ) -> tuple[list[tuple[Version, Version, float]], list[Version], list[Version]]:
         """Pair versions of one ruling as _pair(GONE, CAME, score, 100.0) would, by look-ups.
 
-        SCORE would be 100 for equivalent texts (SAME_PLACE: with the same date and rule
-        number too), else 0.
+        SCORE would be 100 for texts of one ruling (SAME_PLACE: with the same date and
+        rule number too), else 0.
 
         The same pairs: each old version in turn takes the first new one left that is
-        equivalent to it, which is the order _pair's sort gives scores that are all 100.
+        the same ruling, which is the order _pair's sort gives scores that are all 100.
         Scoring and sorting every pair grows with the product of the two sides: the rules
         releases of ../shared/realdata, read in one run, made 806,726 pairs.
         """
