@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from pipeline.reading import executor
 from pipeline.reading.sightings import undeclared_texts
+from pipeline.text import language
 from pipeline.text.language import (
     UNDETERMINED,
     detect_language,
@@ -117,6 +119,35 @@ def test_a_batch_answers_as_one_text_at_a_time() -> None:
     one_by_one = [settle(text) for text in texts]
     assert settle_many(texts) == one_by_one
     assert settle_many(texts[::-1]) == one_by_one[::-1]
+
+
+_LATIN_WORDS = st.lists(
+    st.text(
+        alphabet=st.sampled_from("aeiouszchnt'\u00e0\u00e9\u00f1\u00f6\u00df\u0153"), min_size=1
+    ),
+    max_size=30,
+)
+
+
+@functools.cache
+def _latin_profile() -> dict[str, tuple[float, ...]]:
+    return language._load()["latin"]
+
+
+@given(words=_LATIN_WORDS)
+def test_words_are_scored_as_the_sum_of_their_n_grams(words: list[str]) -> None:
+    """Scoring words at once in numpy gives each the sum of its word_grams() in the profile."""
+    profile = _latin_profile()
+    expected = [
+        [sum(column) for column in zip(*[profile[g] for g in language.word_grams(word)
+                                          if g in profile], strict=True)] or [0.0] * 6
+        for word in words
+    ]  # fmt: skip
+    got = language._word_scores(words)
+    assert got.shape == (len(words), len(language.LATIN))
+    assert [value for row in got.tolist() for value in row] == pytest.approx(
+        [value for row in expected for value in row], abs=1e-9
+    )
 
 
 def test_detection_is_deterministic_across_processes() -> None:

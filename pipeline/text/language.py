@@ -99,9 +99,24 @@ class _Profiles(NamedTuple):
     """The profiles ready to score with, loaded on the first text (not at import)."""
 
     han: dict[str, tuple[float, ...]]
-    # The Latin profile as matrix rows; the last row, all zeros, stands for unknown n-grams.
-    latin_row: dict[str, int]
+    # The Latin profile as matrix rows, found by the n-gram's code (gram_code) in a sorted
+    # array; the last row, all zeros, stands for unknown n-grams.
+    latin_codes: np.ndarray[Any, np.dtype[np.int64]]
+    latin_rows: np.ndarray[Any, np.dtype[np.intp]]
     latin_matrix: np.ndarray[Any, np.dtype[np.float64]]
+
+
+# An n-gram of up to three characters as one integer: each code point takes 21 bits.
+# No letter is code point 0, so the codes of 1-, 2- and 3-grams never meet.
+_BITS = 21
+
+
+def gram_code(gram: str) -> int:
+    """The integer the Latin profile knows GRAM by: its code points, 21 bits each."""
+    code = 0
+    for char in gram:
+        code = (code << _BITS) | ord(char)
+    return code
 
 
 @lru_cache(maxsize=1)
@@ -109,9 +124,10 @@ def _profiles() -> _Profiles:
     """Load the profiles once per process: a command that detects nothing never pays it."""
     tables = _load()
     latin = tables["latin"]
-    rows = {gram: row for row, gram in enumerate(latin)}
+    codes = np.fromiter(map(gram_code, latin), dtype=np.int64, count=len(latin))
+    order = np.argsort(codes)
     matrix = np.array([*latin.values(), _ZERO_LATIN], dtype=np.float64)
-    return _Profiles(tables["han"], rows, matrix)
+    return _Profiles(tables["han"], codes[order], order, matrix)
 
 
 # Bounds on the memory of the word scores and of the answers of this process (a worker
@@ -236,7 +252,7 @@ def _latin_many(texts: list[str]) -> list[str | None]:
     rows = _rows_of(list(itertools.chain.from_iterable(words)))
     scores = np.zeros((len(texts), len(LATIN)))
     spoken = counts > 0
-    if rows:
+    if len(rows):
         starts = (np.cumsum(counts) - counts)[spoken]
         scores[spoken] = np.add.reduceat(_WORDS.matrix[rows], starts, axis=0)
     best = scores.argmax(axis=1)
@@ -262,32 +278,58 @@ class _WordRows:
         self.row_of: dict[str, int] = {}
         self.matrix = np.zeros((0, len(LATIN)))
 
-    def rows(self, words: list[str]) -> list[int]:
+    def rows(self, words: list[str]) -> np.ndarray[Any, np.dtype[np.intp]]:
         """The row of each of WORDS, scoring the new ones."""
         row_of = self.row_of
         if len(row_of) > _MAX_WORDS:  # a bound on memory: rows are recomputed
             self.__init__()  # type: ignore[misc]
             row_of = self.row_of
-        rows = list(map(row_of.get, words, itertools.repeat(-1)))  # -1: a word not seen yet
-        if -1 in rows:
-            missing = [i for i, row in enumerate(rows) if row < 0]
-            new = list(dict.fromkeys(words[i] for i in missing))
-            added = _word_scores(new)
-            self.matrix = np.concatenate([self.matrix, added])
+        found = map(row_of.get, words, itertools.repeat(-1))  # -1: a word not seen yet
+        rows = np.fromiter(found, dtype=np.intp, count=len(words))
+        missing = rows < 0
+        if missing.any():
+            unseen = list(itertools.compress(words, missing))
+            new = list(dict.fromkeys(unseen))
+            self.matrix = np.concatenate([self.matrix, _word_scores(new)])
             row_of.update(zip(new, range(len(row_of), len(row_of) + len(new)), strict=True))
-            for i in missing:
-                rows[i] = row_of[words[i]]
+            rows[missing] = np.fromiter(map(row_of.__getitem__, unseen), np.intp, len(unseen))
         return rows
 
 
 def _word_scores(words: list[str]) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """Each word's log-likelihood per Latin language: the sum of its n-grams' rows."""
-    grams = [word_grams(word) for word in words]
-    counts = np.fromiter(map(len, grams), dtype=np.int64, count=len(grams))
+    """Each word's log-likelihood per Latin language: the sum of its n-grams' rows.
+
+    The n-grams of word_grams(), for all WORDS at once in numpy: the words are laid end to
+    end, each with its two boundary spaces, as code points; each place starts a 1-gram
+    (inside a word), a 2-gram and a 3-gram (when the padded word holds them).
+    """
+    if not words:
+        return np.zeros((0, len(LATIN)))
     profiles = _profiles()
-    every = itertools.chain.from_iterable(grams)
-    rows = list(map(profiles.latin_row.get, every, itertools.repeat(-1)))
-    return np.add.reduceat(profiles.latin_matrix[rows], np.cumsum(counts) - counts, axis=0)
+    spans = np.fromiter(map(len, words), dtype=np.int64, count=len(words)) + 2
+    chars = np.frombuffer(
+        (" " + "  ".join(words) + " ").encode("utf-32-le"), dtype=np.uint32
+    ).astype(np.int64)
+    owner = np.repeat(np.arange(len(words)), spans)  # the word of each place
+    ends = np.cumsum(spans)
+    left = ends[owner] - np.arange(len(chars))  # places left in its padded word, this one too
+    following = np.append(chars[1:], 0)
+    pairs = (chars << _BITS) | following
+    triples = (pairs << _BITS) | np.append(chars[2:], [0, 0])
+    inside = (left > 1) & (left < spans[owner])
+    masks = (inside, left > 1, left > 2)  # noqa: PLR2004 - room for a 2-gram, a 3-gram
+    every = zip((chars, pairs, triples), masks, strict=True)
+    codes = np.concatenate([grams[mask] for grams, mask in every])
+    owners = np.concatenate([owner[mask] for mask in masks])
+    known = profiles.latin_codes
+    at = np.minimum(np.searchsorted(known, codes), len(known) - 1)
+    unknown = len(profiles.latin_matrix) - 1
+    rows = np.where(known[at] == codes, profiles.latin_rows[at], unknown)
+    matrix = profiles.latin_matrix
+    return np.stack(
+        [np.bincount(owners, matrix[rows, j], minlength=len(words)) for j in range(len(LATIN))],
+        axis=1,
+    )
 
 
 _WORDS = _WordRows()
