@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from pipeline.errors import InputError
 from pipeline.models import Kind, Layout, RawDocument, SourceHints
-from pipeline.reading.parsers import PARSERS, Parser, detect, parse
+from pipeline.reading.parsers import PARSERS, Parser, bullet, detect, parse
 from pipeline.reading.read import to_document
 
 
@@ -64,6 +64,20 @@ def test_bullet_layout() -> None:
         ("2023-10-13", "Indented text on two lines."),
         ("2023-10-14", "Same-line text."),
     ]
+
+
+_BLANKS_AND_MARKS = st.text(
+    alphabet=st.sampled_from([" ", "\t", "\r", "\n", "\u00a0", "\u2022", "-", "*", "x", "1"]),
+    max_size=40,
+)
+
+
+@given(before=_BLANKS_AND_MARKS, line=_BLANKS_AND_MARKS, after=_BLANKS_AND_MARKS)
+def test_bullet_lines_are_found_in_the_whole_text(before: str, line: str, after: str) -> None:
+    """The whole-text look for a bullet finds every line the line-by-line pattern takes."""
+    text = f"{before}\n{line.replace(chr(10), ' ')}\n{after}"
+    if any(bullet._BULLET.match(each) for each in text.split("\n")):
+        assert bullet._ANY_BULLET.search(text) is not None
 
 
 def test_rules_excerpt_headings_are_not_rows() -> None:

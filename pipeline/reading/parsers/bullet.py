@@ -9,7 +9,12 @@ from pipeline.reading.parsers._text import join_paragraph, lines_of, title_befor
 from pipeline.text.dates import parse_date
 
 LAYOUT = Layout.BULLET
-_BULLET = re.compile(r"^\s*[\u2022\u00b7\u25aa\u2023*\-\u2013]\s+(?P<rest>\S.*)$")
+_MARKS = r"[\u2022\u00b7\u25aa\u2023*\-\u2013]"
+_BULLET = re.compile(rf"^\s*{_MARKS}\s+(?P<rest>\S.*)$")
+# Any line that may open with a bullet, found in the whole text at once: most documents
+# have none, and need no line looked at one by one. Blanks within a line only ([^\S\n]),
+# as _BULLET sees them: \s* would run on over every blank line that follows.
+_ANY_BULLET = re.compile(rf"^[^\S\n]*{_MARKS}[^\S\n]", re.MULTILINE)
 
 
 def _split(line: str) -> tuple[str, str] | None:
@@ -28,6 +33,8 @@ def _split(line: str) -> tuple[str, str] | None:
 def detect(doc: RawDocument) -> bool:
     """A bullet dump has at least one bullet line that starts with a date."""
     text = doc.text
+    if _ANY_BULLET.search(text) is None:
+        return False
     return any(_split(line) is not None for line in lines_of(text))
 
 
