@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.text import normalize
 from pipeline.text.normalize import (
     card_from_title,
     clean,
@@ -71,12 +72,29 @@ def test_clean_keeps_readable_typography() -> None:
         ("If the card has {X} in its mana cost", False),
         ("It is exiled.  Then it returns.", False),
         ("  indented text with one space ", False),
+        ("Erh\u00e4lt\u202f Lebenspunkte", True),
+        ("Erh\u00e4lt 1 Lebenspunkt.", False),
     ],
-    ids=["nbsp", "spaces", "two-spaces", "with-symbol", "after-full-stop", "edges"],
+    ids=[
+        "nbsp",
+        "spaces",
+        "two-spaces",
+        "with-symbol",
+        "after-full-stop",
+        "edges",
+        "narrow-nbsp",
+        "accents",
+    ],
 )
 def test_symbol_gap(raw: str, *, gap: bool) -> None:
     """A gap between words is what a stripped symbol leaves; sentence spacing is not."""
     assert has_symbol_gap(raw) is gap
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\u00a0\u2007\u202f.a\u00e9{}"), max_size=30))
+def test_symbol_gap_shortcut_answers_as_the_pattern(raw: str) -> None:
+    """The quick look that skips the pattern never skips a text the pattern would flag."""
+    assert has_symbol_gap(raw) is (normalize._GAP.search(raw.strip()) is not None)
 
 
 def test_skeleton_matches_stripped_copies() -> None:

@@ -16,6 +16,7 @@ _INVISIBLE = ("\u200b", "\ufeff")  # zero-width space, byte-order mark
 _NO_BREAK = ("\u00a0", "\u2007", "\u202f")
 SYMBOL_PATTERN = r"\{[^{}\s]{1,8}\}"
 _SYMBOL = re.compile(SYMBOL_PATTERN)
+_NO_BREAK_ANY = re.compile("[" + "".join(_NO_BREAK) + "]")
 # A gap a stripped symbol leaves: two or more blanks, or a non-breaking one, between
 # words, but not the double space some writers put after a full stop.
 _GAP = re.compile(
@@ -85,8 +86,8 @@ def skeleton_of_folded(folded: str) -> str:
 
 def has_symbol_gap(raw: str) -> bool:
     """Tell whether raw text shows the gap a stripped symbol leaves ("has   in its cost")."""
-    if "  " not in raw and "\t" not in raw and not any(c in raw for c in _NO_BREAK):
-        return False  # the common case, without the regex
+    if "  " not in raw and "\t" not in raw and (raw.isascii() or not _NO_BREAK_ANY.search(raw)):
+        return False  # the common case, without the look-behind regex
     return _GAP.search(raw.strip()) is not None
 
 
