@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 def distinct_texts(column: Any) -> list[str]:  # noqa: ANN401 - an Arrow string column
@@ -43,7 +46,7 @@ def listed(column: Any) -> list[Any]:  # noqa: ANN401 - any Arrow array or chunk
     return values
 
 
-def lookup(keys: Any, mapping: dict[str, Any], kind: pa.DataType | None = None) -> Any:  # noqa: ANN401
+def lookup(keys: Any, mapping: Mapping[str, Any], kind: pa.DataType | None = None) -> Any:  # noqa: ANN401
     """Map an Arrow string column through MAPPING; keys it lacks become null."""
     at = pc.index_in(keys, value_set=pa.array(list(mapping), pa.string()))
     return pc.take(pa.array(list(mapping.values()), kind or pa.string()), at)

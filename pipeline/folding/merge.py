@@ -10,7 +10,7 @@ from pipeline.columns import distinct_texts, listed, lookup, replace_column, str
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import ROW_ORDER, RULINGS, in_memory, make_schema
-from pipeline.text.language import detect_language
+from pipeline.text.language import detect_language, remembered
 from pipeline.text.normalize import SYMBOL_PATTERN
 
 KEY = ["text_hash", "card", "effective_date"]
@@ -68,17 +68,24 @@ def known_languages(rulings: pa.Table) -> dict[str, str]:
 def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
     """Fill `lang` where the source declared none: once per distinct ruling text.
 
-    KNOWN maps text hashes to the languages the dataset already holds.
+    KNOWN maps text hashes to the languages the dataset already holds; the languages the
+    worker processes detected are looked up all at once, in Arrow; only a text neither
+    gives is detected here.
     """
     firsts = first_rows(sightings, ["text_hash"], where=pc.is_null(sightings["lang"]))
-    texts = sightings[RULING_TEXT].take(firsts)
-    text_hashes = sightings["text_hash"].take(firsts)
-    langs = dict(known)
-    for text_hash, text in zip(strings(text_hashes), strings(texts), strict=True):
-        if text_hash not in langs:
-            langs[text_hash] = detect_language(text)
-    found = lookup(sightings["text_hash"], langs)
-    return replace_column(sightings, "lang", pc.coalesce(sightings["lang"], found))
+    texts = sightings[RULING_TEXT].take(firsts).cast(pa.string())
+    text_hashes = sightings["text_hash"].take(firsts).cast(pa.string())
+    detected = remembered()
+    found = pc.coalesce(
+        lookup(text_hashes, known) if known else pa.nulls(len(firsts), pa.string()),
+        lookup(texts, detected) if detected else pa.nulls(len(firsts), pa.string()),
+    )
+    missing = pc.is_null(found)
+    if pc.any(missing).as_py():
+        own = [detect_language(text) for text in strings(texts.filter(missing))]
+        found = pc.replace_with_mask(found, missing, pa.array(own, pa.string()))
+    at = pc.index_in(sightings["text_hash"], value_set=text_hashes)
+    return replace_column(sightings, "lang", pc.coalesce(sightings["lang"], pc.take(found, at)))
 
 
 def carry_rule_dates(sightings: pa.Table, rulings: pa.Table) -> pa.Table:

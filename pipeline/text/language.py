@@ -16,6 +16,7 @@ import operator
 import re
 from functools import lru_cache
 from importlib import resources
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -173,6 +174,11 @@ def detect_language(text: str, declared: str | None = None) -> str:
 def remember(languages: Mapping[str, str]) -> None:
     """Keep languages detected elsewhere (worker processes), so none is detected twice."""
     _REMEMBERED.update(languages)
+
+
+def remembered() -> Mapping[str, str]:
+    """The languages kept by remember(), by text (read only)."""
+    return MappingProxyType(_REMEMBERED)
 
 
 def forget() -> None:
