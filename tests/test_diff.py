@@ -16,8 +16,10 @@ from pipeline.diffing.diff import (
     Version,
     _Forms,
     _pair,
+    addition_group_ids,
     apply,
     compare,
+    group_id,
     similarity,
 )
 from pipeline.diffing.history import _differing
@@ -134,6 +136,14 @@ def test_group_is_shared_across_cards() -> None:
     b = compare([v(OLD_SUSPEND)], [v(NEW_SUSPEND, D2)], card="B", source="t")[0]
     c = compare([v(OLD_SUSPEND)], [v(NEW_SUSPEND + " More.", D2)], card="B", source="t")[0]
     assert a.group == b.group != c.group
+
+
+@given(st.lists(st.tuples(st.text(min_size=1), st.none() | st.text(max_size=8))))
+def test_addition_ids_at_once_are_group_ids(sides: list[tuple[str, str | None]]) -> None:
+    """The batch of addition ids a first ingest asks for are the ids group_id() gives."""
+    assert addition_group_ids(sides) == [
+        group_id(ChangeType.ADDED, None, (text_hash, None, rule)) for text_hash, rule in sides
+    ]
 
 
 TEXTS = st.sampled_from(

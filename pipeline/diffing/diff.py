@@ -131,6 +131,24 @@ def group_id(change: ChangeType, old: Side | None, new: Side | None) -> str:
     return hashlib.sha256(repr([str(p) for p in parts]).encode()).hexdigest()[:16]
 
 
+def addition_group_ids(sides: Iterable[tuple[str, str | None]]) -> list[str]:
+    """group_id() of the addition of each (text hash, rule number) of SIDES.
+
+    The same ids, with the text that group_id() hashes written out directly: a first
+    ingest asks for one per ruling it reads.
+    """
+    sha256, none = hashlib.sha256, repr(str(None))
+    head = f"[{str(ChangeType.ADDED)!r}, {none}, "
+    return [
+        sha256(
+            (
+                f"{head}{text_hash!r}, {none}, {rule!r}]" if rule else f"{head}{text_hash!r}]"
+            ).encode()
+        ).hexdigest()[:16]
+        for text_hash, rule in sides
+    ]
+
+
 def compare(
     before: Iterable[Version] | None,
     after: Iterable[Version],

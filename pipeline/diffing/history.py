@@ -12,7 +12,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import kept, listed, lookup, replace_column, used_only
-from pipeline.diffing.diff import Change, ChangeType, Version, compare, group_id
+from pipeline.diffing.diff import (
+    Change,
+    ChangeType,
+    Version,
+    addition_group_ids,
+    compare,
+)
 from pipeline.folding.merge import KEY
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory
@@ -306,7 +312,7 @@ def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow i
     firsts: Any = pa.array(Groups.of(pairs).firsts)  # of each pair, its first place in ROWS
     sides = new.select(["text_hash", "rule_id"]).take(pc.take(rows, firsts))
     each = zip(listed(sides["text_hash"]), listed(sides["rule_id"]), strict=True)
-    ids = [group_id(ChangeType.ADDED, None, (text_hash, None, rule)) for text_hash, rule in each]
+    ids = addition_group_ids(each)
     at: Any = pc.index_in(pairs, value_set=pc.take(pairs, firsts))
     return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
 
