@@ -209,15 +209,33 @@ def _stored(
              if r.report.as_of is not None}  # fmt: skip
     named, catalog_warnings = apply_catalog(dated(pool.collect(), as_of), catalog)
     loaded = _Loaded.of(out, named)
-    new, merged, fold_warnings = _fold(named, loaded.rulings, languages.results)
+    own = kept(loaded.rulings, pc.is_in(groups(loaded.rulings), value_set=pc.unique(groups(named))))
+    new, fold_warnings = _fold(named, own)
     del named
+    # The history needs no languages: it is made while the last texts are still detected.
+    history = run_history(loaded.state, _as_stored(new, _UNDETECTED), run) if new.num_rows else None
+    remember(languages.results())
+    new = assign_languages(new, known_languages(own))
     forget()  # the detected languages are in `new` now
+    merged = merge_rulings(loaded.rulings, new)
     tables, parts, rewritten, late_warnings = _history(
-        out, new, merged, loaded, run=run, link_workers=link_workers
+        out, new, merged, loaded, history, run=run, link_workers=link_workers
     )
     warnings = [*fold_warnings, *catalog_warnings, *late_warnings]
     new_keys = merged.num_rows - loaded.rulings.num_rows
     return _Stored(new.num_rows, new_keys, warnings, tables, parts, rewritten)
+
+
+_SIGHTINGS = in_memory("sightings")
+# The same before the languages are detected: `lang` may still be null.
+_UNDETECTED = _SIGHTINGS.set(
+    _SIGHTINGS.get_field_index("lang"), pa.field("lang", _SIGHTINGS.field("lang").type)
+)
+
+
+def _as_stored(new: pa.Table, schema: pa.Schema = _SIGHTINGS) -> pa.Table:
+    """A run's folded sightings as the sightings table holds them (in SCHEMA)."""
+    return new.drop_columns([RULING_TEXT]).cast(schema)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +268,7 @@ def _history(
     new: pa.Table,
     merged: pa.Table,
     loaded: _Loaded,
+    history: tuple[pa.Table, pa.Table, pa.Table] | None,
     *,
     run: int,
     link_workers: int,
@@ -261,13 +280,14 @@ def _history(
 ]:
     """What the run's sightings NEW change: rewritten tables, new parts, segments, warnings.
 
-    MERGED is the rulings of the LOADED segments with NEW folded in. Translations are
-    linked on LINK_WORKERS processes; 0 puts linking off.
+    MERGED is the rulings of the LOADED segments with NEW folded in; HISTORY is what
+    run_history() made of NEW (None when it is empty). Translations are linked on
+    LINK_WORKERS processes; 0 puts linking off.
     """
-    if not new.num_rows:
+    if history is None:
         return {}, {}, {}, []
-    stored = new.drop_columns([RULING_TEXT]).cast(in_memory("sightings"))
-    changes, state, late = run_history(loaded.state, stored, run)
+    changes, state, late = history
+    stored = _as_stored(new)
     rulings = with_current(merged, state)
     rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
     # The cards whose translations are linked: those read, unless linking is put off.
@@ -339,22 +359,15 @@ def upgrade(out: Path) -> None:
     commit.commit(out, tables, parts, rewritten)
 
 
-def _fold(
-    new: pa.Table, rulings: pa.Table, detected: Callable[[], dict[str, str]]
-) -> tuple[pa.Table, pa.Table, list[str]]:
-    """The run's named sightings repaired, with languages and rule dates; the rulings after.
+def _fold(new: pa.Table, own: pa.Table) -> tuple[pa.Table, list[str]]:
+    """The run's named sightings NEW repaired, with rule dates (languages come later).
 
-    RULINGS are those of the loaded segments; what the sightings are matched against
-    (texts with symbols, known languages, rule dates) is the rulings of their own cards,
-    and of the rows without a card, whatever else shares their segments. DETECTED gives
-    the languages found for the undeclared texts, asked for once the repair is done (the
-    detection runs meanwhile).
+    OWN is what the sightings are matched against (texts with symbols, rule dates): the
+    loaded rulings of their own cards, and of the rows without a card, whatever else
+    shares their segments.
     """
-    own = kept(rulings, pc.is_in(groups(rulings), value_set=pc.unique(groups(new))))
     new, repair_warnings = repair(new, texts_with_symbols(own))
-    remember(detected())
-    new = carry_rule_dates(assign_languages(new, known_languages(own)), own)
-    return new, merge_rulings(rulings, new), repair_warnings
+    return carry_rule_dates(new, own), repair_warnings
 
 
 def _skip_unchanged(

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pyarrow as pa
 import pytest
@@ -226,3 +227,54 @@ def test_one_worker_starts_no_detection_process() -> None:
         jobs.submit(["Cards exiled with suspend are exiled face up."])
         assert jobs._pool is None  # the process pool is what is checked
         assert jobs.results() == {"Cards exiled with suspend are exiled face up.": "en"}
+
+
+_HERE: list[list[str]] = []
+
+
+def _slow_in_a_worker(texts: list[str]) -> list[str]:
+    """detect_many(), recorded when called here; a worker process takes 0.3 s over it."""
+    if os.getpid() == _PARENT:
+        _HERE.append(texts)
+    else:
+        time.sleep(0.3)
+    return detect_many(texts)
+
+
+def test_tasks_not_started_are_detected_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The main process takes back the tasks no process has started, from the last one on.
+
+    One detection process (two workers) holds at most three tasks (one it detects, two
+    queued to it); of six, at least the last three are taken back, and the answers still
+    come in the order submitted.
+    """
+    monkeypatch.setattr(executor, "detect_many", _slow_in_a_worker)
+    monkeypatch.setattr(executor, "DETECT_TEXTS", 2)
+    texts = [row["text"] for row in SAMPLE[:13]]
+    _HERE.clear()
+    with executor.LanguageJobs(2) as jobs:
+        jobs.submit(texts)
+        found = jobs.results()
+    assert list(found) == texts
+    assert list(found.values()) == detect_many(texts)
+    tasks = [texts[n : n + 2] for n in range(0, 12, 2)]
+    rest, *back = _HERE
+    assert rest == texts[12:]  # the texts after the last whole task, first
+    assert len(back) >= 3
+    assert back == tasks[::-1][: len(back)]  # then tasks 6, 5, 4… from the last one
+
+
+def _niceness(texts: list[str]) -> list[str]:
+    return [str(os.nice(0))] * len(texts)
+
+
+def test_detection_processes_run_nicer_than_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Detection yields the CPU to the scan: its processes are nicer than this one."""
+    monkeypatch.setattr(executor, "detect_many", _niceness)
+    monkeypatch.setattr(executor, "DETECT_TEXTS", 1)
+    with executor.LanguageJobs(2) as jobs:
+        jobs.start(2 * executor.BATCH_FILES)
+        jobs.submit(["Haste"])
+        assert jobs._tasks  # handed over, not left for this process
+        found = jobs.results()
+    assert int(found["Haste"]) > os.nice(0) or os.nice(0) == 19

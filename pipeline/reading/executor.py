@@ -6,6 +6,7 @@ where it was computed. The store step stays in this process: one writer.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 from collections import deque
@@ -37,6 +38,10 @@ _AHEAD = 2
 # Texts per language-detection task: a few milliseconds of hand-over against 20 to 40 ms
 # of detection. Fewer texts than this in a whole run are detected in the main process.
 DETECT_TEXTS = 2_000
+# Detection processes run this much nicer than the run: the scan, which the stages after it
+# wait for, has the cores first, and detection takes what the scan leaves and the core left
+# idle after it (see LanguageJobs).
+_DETECTION_NICENESS = 10
 T = TypeVar("T")
 
 
@@ -165,6 +170,12 @@ def _new_pool(workers: int, limits: Limits) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup, initargs=(limits,))
 
 
+def _lower_priority() -> None:
+    """In each detection process: yield the CPU to the scan, take what it leaves idle."""
+    with contextlib.suppress(OSError):
+        os.nice(_DETECTION_NICENESS)
+
+
 def _file_by_file(
     task: Callable[[Sequence[ScanJob]], ScanBatch], part: Sequence[ScanJob], limits: Limits
 ) -> ScanBatch:
@@ -229,11 +240,13 @@ class LanguageJobs:
 
     The main process hands over each distinct text once, as the batches bring them: the
     scanning workers would each meet most of the texts that recur across files (a text
-    settled twice, once per worker), and what is detected after the last batch overlaps
-    the stages that follow the scan in the main process. WORKERS (1: this process) detect
-    DETECT_TEXTS texts a task; the texts left after the last whole task are detected here,
-    so a run of one batch of files and fewer texts starts no process. A detection process
-    that dies costs only time: its texts are detected here.
+    settled twice, once per worker). WORKERS - 1 processes (none for 1 worker) detect
+    DETECT_TEXTS texts a task, at a lower priority than the scan: they take the CPU the
+    scan leaves, then the core left idle while the main process makes the run's history.
+    When the main process needs the languages, it detects the texts left after the last
+    whole task and takes back the tasks not started yet, from the last one, while the
+    processes finish theirs. So a run of one batch of files and fewer texts starts no
+    process, and a detection process that dies costs only time: its texts are detected here.
     """
 
     def __init__(self, workers: int) -> None:
@@ -270,7 +283,9 @@ class LanguageJobs:
 
     def _running(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self._workers)
+            self._pool = ProcessPoolExecutor(
+                max_workers=max(1, self._workers - 1), initializer=_lower_priority
+            )
         return self._pool
 
     def submit(self, texts: Iterable[str]) -> None:
@@ -290,14 +305,30 @@ class LanguageJobs:
                 break
 
     def results(self) -> dict[str, str]:
-        """The language of every text submitted, waiting for the tasks still running."""
+        """The language of every text submitted, in the order submitted.
+
+        The tasks no process has started are taken back and detected here, while the
+        processes finish theirs: this process has nothing else to do until then.
+        """
+        tasks = self._tasks
+        last = detect_many(self._waiting)
+        answers: list[list[str]] = [[] for _ in tasks]
+        back = [False] * len(tasks)
+        # From the last task back, while the processes work from the first on.
+        for n in reversed(range(len(tasks))):
+            chunk, task = tasks[n]
+            if not task.cancel():
+                break  # started, and so is every task before it
+            answers[n], back[n] = detect_many(chunk), True
+        for n, (chunk, task) in enumerate(tasks):
+            if not back[n]:
+                try:
+                    answers[n] = task.result()
+                except BrokenProcessPool:
+                    answers[n] = detect_many(chunk)
         found: dict[str, str] = {}
-        for chunk, task in self._tasks:
-            try:
-                answers = task.result()
-            except BrokenProcessPool:
-                answers = detect_many(chunk)
-            found.update(zip(chunk, answers, strict=True))
-        found.update(zip(self._waiting, detect_many(self._waiting), strict=True))
+        for (chunk, _), got in zip(tasks, answers, strict=True):
+            found.update(zip(chunk, got, strict=True))
+        found.update(zip(self._waiting, last, strict=True))
         self._tasks, self._waiting = [], []
         return found
