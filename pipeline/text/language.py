@@ -108,7 +108,8 @@ class _Profiles(NamedTuple):
 
 
 # An n-gram of up to three characters as one integer: each code point takes 21 bits.
-# No letter is code point 0, so the codes of 1-, 2- and 3-grams never meet.
+# No letter is code point 0, so the codes of 1-, 2- and 3-grams never meet, and the letters
+# latin_words() keeps are far below 2**20, so a 3-gram's code stays under 2**63.
 _BITS = 21
 
 
