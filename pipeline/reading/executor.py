@@ -254,7 +254,7 @@ class LanguageJobs:
     """
 
     def __init__(self, workers: int) -> None:
-        """Detect on WORKERS processes, started by start() or the first whole task."""
+        """Detect on WORKERS - 1 processes, started by start() or the first whole task."""
         self._workers = workers
         self._pool: ProcessPoolExecutor | None = None
         self._seen: set[str] = set()
@@ -317,19 +317,17 @@ class LanguageJobs:
         tasks = self._tasks
         last = detect_many(self._waiting)
         answers: list[list[str]] = [[] for _ in tasks]
-        back = [False] * len(tasks)
-        # From the last task back, while the processes work from the first on.
-        for n in reversed(range(len(tasks))):
-            chunk, task = tasks[n]
-            if not task.cancel():
-                break  # started, and so is every task before it
-            answers[n], back[n] = detect_many(chunk), True
-        for n, (chunk, task) in enumerate(tasks):
-            if not back[n]:
-                try:
-                    answers[n] = task.result()
-                except BrokenProcessPool:
-                    answers[n] = detect_many(chunk)
+        # tasks[here:] are taken back, from the last one, while the processes work from the
+        # first on; the first task that cannot be cancelled has started, as have those before.
+        here = len(tasks)
+        while here and tasks[here - 1][1].cancel():
+            here -= 1
+            answers[here] = detect_many(tasks[here][0])
+        for n, (chunk, task) in enumerate(tasks[:here]):
+            try:
+                answers[n] = task.result()
+            except BrokenProcessPool:
+                answers[n] = detect_many(chunk)
         found: dict[str, str] = {}
         for (chunk, _), got in zip(tasks, answers, strict=True):
             found.update(zip(chunk, got, strict=True))
