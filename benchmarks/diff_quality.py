@@ -4,7 +4,8 @@ Prints precision and recall of `amended` and `replaced_by` over the labelled rea
 (tests/fixtures/diff-labels.json), and the false pairings on a stress set of unrelated real
 rulings: for every two Time Spiral cards (MTGJSON 2022) that share a ruling, the rulings
 each has and the other has not, compared as if one card's had become the other's (its name
-written in). Any rewording or replacement found there is false. `--write-stems` rebuilds
+written in; `--all-sets`: two cards of any one MTGJSON 2022 set). Any rewording or
+replacement found there is false. `--write-stems` rebuilds
 pipeline/diffing/stem_counts.txt from the MTGJSON 2022 set files. Asserts nothing: figures are read.
 """
 
@@ -65,10 +66,22 @@ def labelled() -> dict[str, dict[str, list[int]]]:
     return counts
 
 
-def stress() -> tuple[int, int, int, int]:
-    """(card pairs, removed/added ruling pairs, false rewordings, false replacements)."""
-    data = json.loads((REALDATA / "TSP.json").read_text(encoding="utf-8"))
-    rulings = {c["name"]: [r["text"] for r in c.get("rulings", [])] for c in data["data"]["cards"]}
+def stress(sets: list[str]) -> tuple[int, int, int, int]:
+    """(card pairs, removed/added ruling pairs, false rewordings, false replacements).
+
+    Over the cards of each of SETS (MTGJSON 2022 file names), two cards of one set at a time.
+    """
+    totals = [0, 0, 0, 0]
+    for name in sets:
+        data = json.loads((REALDATA / f"{name}.json").read_text(encoding="utf-8"))
+        cards = data["data"]["cards"]
+        rulings = {c["name"]: [r["text"] for r in c.get("rulings", [])] for c in cards}
+        totals = [a + b for a, b in zip(totals, _stress_set(rulings), strict=True)]
+    cards, pairs, reworded, replaced = totals
+    return cards, pairs, reworded, replaced
+
+
+def _stress_set(rulings: dict[str, list[str]]) -> tuple[int, int, int, int]:
     names = sorted(n for n, texts in rulings.items() if texts)
     cards = pairs = reworded = replaced = 0
     for mine, theirs in itertools.combinations(names, 2):
@@ -116,6 +129,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write-stems", action="store_true", help="rebuild stem_counts.txt")
     parser.add_argument("--words", type=float, help="try another WORDS_THRESHOLD")
+    parser.add_argument(
+        "--all-sets", action="store_true", help="stress set over every MTGJSON 2022 file (1 min)"
+    )
     args = parser.parse_args()
     if args.write_stems:
         write_stems(ROOT / "pipeline" / "diffing" / "stem_counts.txt")
@@ -134,8 +150,9 @@ def main() -> None:
             recall = tp / (tp + fn) if tp + fn else 1.0
             print(f"{group}: {label}: precision {precision:.1%} ({tp}/{tp + fp}), "
                   f"recall {recall:.1%} ({tp}/{tp + fn})")  # fmt: skip
-    cards, pairs, reworded, replaced = stress()
-    print(f"stress: {cards} card pairs, {pairs} removed/added ruling pairs: "
+    sets = sorted(p.stem for p in REALDATA.glob("*.json")) if args.all_sets else ["TSP"]
+    cards, pairs, reworded, replaced = stress(sets)
+    print(f"stress ({', '.join(sets)}): {cards} card pairs, {pairs} removed/added ruling pairs: "
           f"{reworded} false rewordings, {replaced} false replacements")  # fmt: skip
 
 

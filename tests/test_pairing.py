@@ -250,6 +250,20 @@ def test_ruling_condensed_sentence_by_sentence_is_amended() -> None:
     assert [c.change for c in apart] == [ChangeType.REMOVED, ChangeType.ADDED]
 
 
+def test_a_ruling_whose_letters_read_inside_another_is_not_replaced_by_it() -> None:
+    """Real rulings of Chaos Channeler (AFR): 72.4 by partial ratio, but few shared words."""
+    old = "The cards are exiled face up."
+    new = (
+        "If you control multiple copies of Chaos Channeler, each one tracks the cards it has "
+        "exiled separately."
+    )
+    changes = compare(snapshot([old], D1), snapshot([new], D2), card="Chaos Channeler", source="s")
+    assert [(c.change, c.replaced_by) for c in changes] == [
+        (ChangeType.REMOVED, None),
+        (ChangeType.ADDED, None),
+    ]
+
+
 SUSPEND_2021 = "Suspend is a keyword that represents three abilities."
 SUSPEND_2024 = (
     "Suspend is a keyword that represents three abilities. The first is a static ability that "

@@ -40,6 +40,13 @@ LENGTH_RATIO = 0.5
 KEPT_WORDS = 6
 REPLACE_THRESHOLD = 58.0
 REPLACE_LENGTH_RATIO = 0.35  # a one-line ruling "inside" a long one is mostly a chance match
+# And the added ruling holds at least REPLACE_WORDS of the removed one's words (weighted by
+# rarity, 0-100): characters alone let "The cards are exiled face up." read inside "If you
+# control multiple copies of Chaos Channeler, each one tracks the cards it has exiled
+# separately." (72.4). The suspend merge's removed rulings score 52.9 and 53.9; unrelated rulings
+# of two cards of one set (README's stress set over every MTGJSON 2022 file) 23 at the median,
+# 35-40 at the 90th percentile.
+REPLACE_WORDS = 45.0
 
 
 class ChangeType(StrEnum):
@@ -271,6 +278,7 @@ def _replacements(
             (texts.contained(a.text, b.text), -j)
             for j, b in enumerate(came)
             if texts.length_ratio(a.text, b.text) >= REPLACE_LENGTH_RATIO
+            and texts.covered(a.text, b.text) >= REPLACE_WORDS
         ]
         top = max(scores, default=(0.0, 0))
         if top[0] >= REPLACE_THRESHOLD:

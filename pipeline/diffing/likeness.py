@@ -126,6 +126,13 @@ class Texts:
         total = sum(rarity[s] for s in self._stems[a]) + sum(rarity[s] for s in self._stems[b])
         return 200 * shared / total if total else 0.0
 
+    def covered(self, part: str, whole: str) -> float:
+        """How much of PART's words WHOLE holds (0-100): PART's stems weighted by rarity."""
+        rarity = _rarity()
+        total = sum(rarity[s] for s in self._stems[part])
+        held = sum(rarity[s] for s in self._stems[part] & self._stems[whole])
+        return 100 * held / total if total else 0.0
+
     def length_ratio(self, a: str, b: str) -> float:
         """The shorter text's word count over the longer's (1: same length)."""
         na, nb = len(self._words[a]), len(self._words[b])
