@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 from corpus import generate, scryfall_bulk
 from daily import report_days, report_small, run_days, small_run
 from langeval import MTGJSON, labelled_set, set_names, write_dumps
-from measure import INGEST, LINKED, measure
+from measure import AS_CLI, INGEST, LINKED, measure, run_child
 
 _FLOOR = """
 from pipeline.reading import read
@@ -59,6 +60,25 @@ def _linked(work: Path, rulings: int, runs: int) -> tuple[str, str]:
     seconds, rss = measure(LINKED.format(raw=str(raw), out=str(out)), runs, prepare=str(out))
     return (f"first ingest of {rulings:,}, translations linked",
             f"{_rate(rulings, seconds)}, peak RSS {rss:.0f} MiB")  # fmt: skip
+
+
+def _mixed_day(work: Path, out: Path, runs: int) -> tuple[str, str]:
+    """A daily run as the command makes it, into a copy of the first ingest's dataset.
+
+    1,000 rulings of the corpus's mix (10% translated, rules excerpts of no card among
+    them), each new translation linked among all of the dataset's English rulings.
+    """
+    raw, day = work / "raw-day", work / "out-day"
+    if not raw.exists():
+        generate(raw, 1_000, seed=8)
+    figures = []
+    for _ in range(runs):
+        shutil.rmtree(day, ignore_errors=True)
+        shutil.copytree(out, day, symlinks=True)
+        figures.append(run_child(AS_CLI.format(raw=str(raw), out=str(day))))
+    seconds = statistics.median(f.seconds for f in figures)
+    rss = statistics.median(f.rss_mb for f in figures)
+    return "1,000 mixed rulings into that dataset", f"{seconds:.2f} s, peak RSS {rss:.0f} MiB"
 
 
 def _real_languages(work: Path, runs: int) -> tuple[str, str]:
@@ -114,6 +134,7 @@ def main() -> None:
     again, again_rss = measure(ingest_small, args.runs)
     share = f"{100 * again / first:.1f}% of the first"
     rows.append(("unchanged re-ingest", f"{again:.2f} s = {share}, peak RSS {again_rss:.0f} MiB"))
+    rows.append(_mixed_day(work, out, args.runs))
     floor, _ = measure(_FLOOR.format(raw=str(raw)), args.runs)
     rows.append(("floor: read+decode+hash", _rate(args.rulings, floor)))
     # The rulings' texts: a sightings part leaves out each text its ruling holds.

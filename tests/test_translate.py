@@ -208,6 +208,35 @@ def test_an_original_found_elsewhere_is_current_if_current_anywhere() -> None:
     assert row["original_current"] is True
 
 
+def test_a_translation_of_no_card_scores_its_shortlist_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rulings of no known card are no card's own: the shortlist alone is re-scored.
+
+    Scoring every card-less English ruling for each card-less translation made a daily run
+    that read one rules excerpt re-link them all, each against them all: 35 s for 1,000
+    rulings on a 150,000-ruling dataset.
+    """
+    english = [
+        (None, "en", f"Rule 702.{n}a: the ability number {n} works.", True) for n in range(60)
+    ]
+    rows = [*english, (None, "en", SPELL_TARGETS.format("it's exiled"), True)]
+    rows.append((None, "ko", KOREAN_TARGETS, True))
+    scored: list[int] = []
+    coverage = EnglishIndex.coverage
+
+    def counted(self: EnglishIndex, doc: int, query: link_module.Query) -> float:
+        scored.append(doc)
+        return coverage(self, doc, query)
+
+    monkeypatch.setattr(EnglishIndex, "coverage", counted)
+    (row,) = translations_table(_rulings(rows)).to_pylist()
+    assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format("it's exiled"))
+    assert row["method"] == "dataset"
+    assert row["original_current"] is True
+    assert len(scored) == link_module.SHORTLIST
+
+
 def test_table_rows_do_not_depend_on_input_order() -> None:
     """Shuffled rulings give the same table, rows sorted by card, lang, text_hash."""
     rows = [*_stale_case(), ("Lotus Bloom", "ko", KOREAN_TARGETS, True), (None, "ko", "비행", True)]

@@ -9,10 +9,10 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import replace_column
+from pipeline.columns import replace_column, strings
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.folding.translate.link import EnglishIndex, Link, decide, rank_many
-from pipeline.keys import codes
+from pipeline.keys import codes, first_rows
 from pipeline.schema import TRANSLATIONS, make_schema
 
 ENGLISH = "en"
@@ -30,83 +30,110 @@ def translations_table(
     RULINGS needs the columns text_hash, card, lang, text, current, effective_date and
     first_run. Every English text of the table (any card, any version, current or not) is a
     candidate; the card's own English rulings are preferred (see
-    pipeline.folding.translate.link.decide). Among versions of the original, which the words cannot
-    tell apart, the original is the latest one not dated after the translation (else the
-    earliest): a translation made before an English rewording links to the old wording,
-    and shows as out of date. `original_current`
-    tells whether the original is current for that card, or, when the card never held it
-    in English, for any card; null without an original. Rows sorted by card (nulls last),
+    pipeline.folding.translate.link.decide; rulings of no known card are no card's own).
+    Among versions of the original, which the words cannot tell apart, the original is the
+    latest one not dated after the translation (else the earliest): a translation made
+    before an English rewording links to the old wording, and shows as out of date.
+    `original_current` is with_original_current()'s. Rows sorted by card (nulls last),
     lang, text_hash. Texts are ranked on WORKERS processes (rank_many).
+
+    Only what the decisions need goes through Python: each English text once, the
+    translations, the English rulings of their cards, the sightings of versions.
     """
     lexicon = shipped() if lexicon is None else lexicon
-    data = _read(rulings)
-    index = EnglishIndex(data.english)
-    translations = sorted(data.translations.items(), key=_order)
+    if pa.types.is_null(rulings.schema.field("card").type):  # no card at all
+        rulings = replace_column(rulings, "card", rulings["card"].cast(pa.string()))
+    lang = rulings["lang"].cast(pa.string())
+    english: Any = pc.fill_null(pc.equal(lang, pa.scalar(ENGLISH)), pa.scalar(False))  # noqa: FBT003
+    index = EnglishIndex(_first_texts(rulings, english))
+    translations = sorted(_translations(rulings, lang).items(), key=_order)
     texts: dict[str, tuple[str, str]] = {}  # one ranking per text, whatever card it is on
-    for (text_hash, _), (lang, text) in translations:
-        if lang in lexicon:
-            texts.setdefault(text_hash, (text, lang))
+    for (text_hash, _), (lang_code, text) in translations:
+        if lang_code in lexicon:
+            texts.setdefault(text_hash, (text, lang_code))
     rankings = dict(zip(texts, rank_many(list(texts.values()), index, lexicon, workers),
                         strict=True))  # fmt: skip
-    rows: list[dict[str, object]] = []
-    for (text_hash, card), (lang, _) in translations:
-        own = data.own.get(card, set())
-        if lang not in lexicon:
-            result = Link(None, 0.0, 0.0, "no-lexicon")
+    owned = _own(rulings, english, {card for (_, card), _ in translations if card is not None})
+    links: list[Link] = []
+    for (text_hash, card), (lang_code, _) in translations:
+        if lang_code not in lexicon:
+            links.append(Link(None, 0.0, 0.0, "no-lexicon"))
         else:
-            result = decide(rankings[text_hash], index, own)
+            links.append(decide(rankings[text_hash], index, owned.get(card, set())))
+    # First sightings decide between versions of an original: only theirs are looked up.
+    dated = [(h, link) for ((h, _), _), link in zip(translations, links, strict=True)
+             if len(link.versions) > 1]  # fmt: skip
+    seen = _seen(rulings, {text for h, link in dated for text in (h, *link.versions)})
+    rows: list[dict[str, object]] = []
+    for ((text_hash, card), (lang_code, _)), result in zip(translations, links, strict=True):
         original = result.original
         if len(result.versions) > 1:
-            original = _dated_version(result.versions, text_hash, card, own, data.seen)
-        current = None
-        if original is not None:
-            current = (
-                (original, card) in data.current
-                if original in own
-                else (original, _ANY) in data.current
-            )
+            own = owned.get(card, set())
+            original = _dated_version(result.versions, text_hash, card, own, seen)
         rows.append(
             {
                 "text_hash": text_hash,
                 "card": card,
-                "lang": lang,
+                "lang": lang_code,
                 "original_text_hash": original,
                 "score": result.score,
                 "margin": result.margin,
-                "original_current": current,
+                "original_current": None,
                 "method": result.method,
             }
         )
-    return pa.Table.from_pylist(rows, schema=TRANSLATIONS_SCHEMA)
+    return with_original_current(pa.Table.from_pylist(rows, schema=TRANSLATIONS_SCHEMA), rulings)
 
 
-class _Inputs(NamedTuple):
-    """What the table needs from the rulings, gathered in one pass."""
-
-    english: dict[str, str]  # text_hash -> text
-    own: dict[str | None, set[str]]  # card -> its English text hashes
-    current: set[tuple[str, str | None]]  # (English text_hash, card or _ANY) held current
-    translations: dict[tuple[str, str | None], tuple[str, str]]  # (hash, card) -> lang, text
-    seen: dict[tuple[str, str | None], _When]  # (hash, card or _ANY) -> first seen
+def _first_texts(rulings: pa.Table, where: Any) -> dict[str, str]:  # noqa: ANN401
+    """{text_hash: text} of the rows at WHERE, each hash's first row's text."""
+    picked = rulings.select(["text_hash", "text"]).take(first_rows(rulings, ["text_hash"], where))
+    hashes, texts = (picked[name].cast(pa.string()) for name in ("text_hash", "text"))
+    return dict(zip(strings(hashes), strings(texts), strict=True))
 
 
-def _read(rulings: pa.Table) -> _Inputs:
-    """English texts, each card's own, current ones, translations and first sightings."""
-    names = ["text_hash", "card", "lang", "text", "current", "effective_date", "first_run"]
-    data = _Inputs({}, defaultdict(set), set(), {}, {})
-    for row in rulings.select(names).to_pylist():
-        text_hash, card, lang = row["text_hash"], row["card"], row["lang"]
+def _translations(rulings: pa.Table, lang: Any) -> dict[tuple[str, str | None], tuple[str, str]]:  # noqa: ANN401
+    """{(text_hash, card): (lang, text)} of the first row of each translated ruling.
+
+    Every language but English and "und" is a translation (a null one too: it gets no link).
+    """
+    foreign = pc.invert(pc.is_in(lang, value_set=pa.array(sorted(NOT_TRANSLATIONS))))
+    rows = first_rows(rulings, ["text_hash", "card"], foreign)
+    picked = pa.table(
+        [rulings[name].take(rows).cast(pa.string()) for name in ("text_hash", "card", "text")]
+        + [lang.take(rows)],
+        names=["text_hash", "card", "text", "lang"],
+    )
+    return {
+        (row["text_hash"], row["card"]): (row["lang"], row["text"]) for row in picked.to_pylist()
+    }
+
+
+def _own(rulings: pa.Table, english: Any, cards: set[str]) -> dict[str | None, set[str]]:  # noqa: ANN401
+    """Each of CARDS' own English text hashes. Rulings of no known card are no card's own."""
+    card = rulings["card"].cast(pa.string())
+    mine = pc.and_(english, pc.is_in(card, value_set=pa.array(sorted(cards), pa.string())))
+    picked = pa.table([rulings["text_hash"].cast(pa.string()), card], names=["h", "c"])
+    owned: dict[str | None, set[str]] = defaultdict(set)
+    for text_hash, name in zip(*(strings(c) for c in picked.filter(mine).columns), strict=True):
+        owned[name].add(text_hash)
+    return owned
+
+
+def _seen(rulings: pa.Table, hashes: set[str]) -> dict[tuple[str, str | None], _When]:
+    """When each of HASHES was first seen, per card and for any card (_ANY), in any language."""
+    if not hashes:
+        return {}
+    names = ["text_hash", "card", "effective_date", "first_run"]
+    wanted = pc.is_in(
+        rulings["text_hash"].cast(pa.string()), value_set=pa.array(sorted(hashes), pa.string())
+    )
+    seen: dict[tuple[str, str | None], _When] = {}
+    for row in rulings.filter(wanted).select(names).to_pylist():
         when = _When(row["effective_date"], row["first_run"])
-        for key in ((text_hash, card), (text_hash, _ANY)):
-            data.seen[key] = min(data.seen.get(key, when), when, key=_sort_key)
-        if lang == ENGLISH:
-            data.english.setdefault(text_hash, row["text"])
-            data.own[card].add(text_hash)
-            if row["current"]:
-                data.current.update({(text_hash, card), (text_hash, _ANY)})
-        elif lang not in NOT_TRANSLATIONS:
-            data.translations.setdefault((text_hash, card), (lang, row["text"]))
-    return data
+        for key in ((row["text_hash"], row["card"]), (row["text_hash"], _ANY)):
+            seen[key] = min(seen.get(key, when), when, key=_sort_key)
+    return seen
 
 
 class _When(NamedTuple):
@@ -193,7 +220,9 @@ def update_translations(
     english = pc.equal(lang, pa.scalar(ENGLISH))
     foreign = pc.invert(pc.is_in(lang, value_set=pa.array(sorted(NOT_TRANSLATIONS))))
     new_english = pc.and_(english, pc.equal(rulings["first_run"], pa.scalar(run, pa.int64())))
-    gained = pc.unique(card.filter(new_english))
+    # Rulings of no known card are nobody's own originals (translations_table): a new one
+    # re-links nothing, as a new English ruling of another card does not.
+    gained = pc.drop_null(pc.unique(card.filter(new_english)))
     pairs = pa.Table.from_arrays([rulings["text_hash"].cast(pa.string()), card], ["h", "c"])
     known = pa.Table.from_arrays([old["text_hash"], old["card"]], ["h", "c"])
     ruling_pairs, old_pairs = codes([pairs, known], ["h", "c"])
@@ -223,8 +252,9 @@ _FLAGS = make_schema(
 def with_original_current(table: pa.Table, rulings: pa.Table) -> pa.Table:
     """TABLE with `original_current` as translations_table() tells it, from RULINGS' flags.
 
-    The original is current for the card when the card held it in English; else whether
-    any card holds it current. Null without an original.
+    The original is current for the card when the card held it in English; else (and for
+    a translation of no known card) whether any card holds it current. Null without an
+    original.
     """
     if not table.num_rows:
         return table
@@ -238,7 +268,7 @@ def with_original_current(table: pa.Table, rulings: pa.Table) -> pa.Table:
         [originals, english.select(["text_hash", "card"]), live.select(["text_hash", "card"])],
         ["text_hash", "card"],
     )
-    own = pc.is_in(wanted, value_set=held)
+    own = pc.and_(pc.is_valid(table["card"]), pc.is_in(wanted, value_set=held))
     current_own = pc.is_in(wanted, value_set=held_live)
     current_any = pc.is_in(table["original_text_hash"], value_set=live["text_hash"])
     flags = pc.if_else(own, current_own, current_any)
