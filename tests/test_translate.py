@@ -26,6 +26,8 @@ from pipeline.text.normalize import text_hash
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from pipeline.folding.translate.link import Query
+
 # The module, not the function the package exports under its name.
 link_module = importlib.import_module("pipeline.folding.translate.link")
 
@@ -217,15 +219,15 @@ def test_a_translation_of_no_card_scores_its_shortlist_only(
     that read one rules excerpt re-link them all, each against them all: 35 s for 1,000
     rulings on a 150,000-ruling dataset.
     """
-    english = [
+    rows: list[tuple[str | None, str, str, bool]] = [
         (None, "en", f"Rule 702.{n}a: the ability number {n} works.", True) for n in range(60)
     ]
-    rows = [*english, (None, "en", SPELL_TARGETS.format("it's exiled"), True)]
+    rows.append((None, "en", SPELL_TARGETS.format("it's exiled"), True))
     rows.append((None, "ko", KOREAN_TARGETS, True))
     scored: list[int] = []
     coverage = EnglishIndex.coverage
 
-    def counted(self: EnglishIndex, doc: int, query: link_module.Query) -> float:
+    def counted(self: EnglishIndex, doc: int, query: Query) -> float:
         scored.append(doc)
         return coverage(self, doc, query)
 
