@@ -22,7 +22,7 @@ from pipeline.folding.merge import (
     texts_with_symbols,
 )
 from pipeline.folding.repair import repair
-from pipeline.folding.translate import has_work, update_translations
+from pipeline.folding.translate import LINK_COLUMNS, has_work, update_translations
 from pipeline.keys import first_rows
 from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
@@ -299,8 +299,12 @@ def _history(
     if has_work(old, rulings, cards):  # links are made among every English ruling
         others = [seg for seg in store.segment_ids(loaded.base, "rulings")
                   if seg not in loaded.plan.load]  # fmt: skip
-        rest = store.read_segments(loaded.base, "rulings", others).values()
-        everything = pa.concat_tables([rulings.cast(in_memory("rulings")), *rest])
+        # Each segment is read whole, kept only in the columns the links need, and let go.
+        keep = in_memory("rulings")
+        keep = pa.schema([keep.field(name) for name in LINK_COLUMNS])
+        rest = [store.read_segments(loaded.base, "rulings", [seg])[seg].select(keep.names)
+                for seg in others]  # fmt: skip
+        everything = pa.concat_tables([rulings.select(keep.names).cast(keep), *rest])
         tables["translations"] = update_translations(
             old, everything, cards, run, workers=link_workers
         )

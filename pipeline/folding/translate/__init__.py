@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pipeline.folding.translate.link import EnglishIndex, Link, link
 from pipeline.folding.translate.table import (
+    LINK_COLUMNS,
     TRANSLATIONS_SCHEMA,
     has_work,
     translations_table,
@@ -15,6 +16,7 @@ from pipeline.folding.translate.table import (
 )
 
 __all__ = [
+    "LINK_COLUMNS",
     "TRANSLATIONS_SCHEMA",
     "EnglishIndex",
     "Link",

@@ -16,6 +16,8 @@ from pipeline.keys import codes, first_rows
 from pipeline.schema import TRANSLATIONS, make_schema
 
 ENGLISH = "en"
+# The columns of the rulings table that update_translations() and translations_table() read.
+LINK_COLUMNS = ("text_hash", "card", "lang", "text", "current", "effective_date", "first_run")
 # Languages whose rows get no translation row: English itself, and "und" (undetermined:
 # it may well be English, and no lexicon fits it).
 NOT_TRANSLATIONS = frozenset({ENGLISH, "und"})
@@ -233,7 +235,7 @@ def update_translations(
     )
     tables = [old.filter(pc.invert(pc.is_in(old_pairs, value_set=ruling_pairs.filter(relink))))]
     if pc.any(relink).as_py():
-        linked = rulings.filter(pc.or_(english, relink))
+        linked = rulings.select(LINK_COLUMNS).filter(pc.or_(english, relink))
         tables.append(translations_table(linked, lexicon, workers=workers))
     table = pa.concat_tables([TRANSLATIONS.empty_table(), *(t.cast(TRANSLATIONS) for t in tables)])
     [order] = codes([table], ["card", "lang", "text_hash"])
@@ -258,6 +260,10 @@ def with_original_current(table: pa.Table, rulings: pa.Table) -> pa.Table:
     """
     if not table.num_rows:
         return table
+    # Only the rows of the originals matter: a run's few, among a million rulings.
+    found = pc.unique(table["original_text_hash"].drop_null()).cast(pa.string())
+    rulings = rulings.select(["text_hash", "card", "lang", "current"])
+    rulings = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=found))
     english = rulings.filter(pc.equal(rulings["lang"].cast(pa.string()), pa.scalar(ENGLISH)))
     english = english.select(["text_hash", "card", "current"]).cast(_FLAGS)
     live = english.filter(english["current"])
