@@ -300,8 +300,8 @@ def _history(
         others = [seg for seg in store.segment_ids(loaded.base, "rulings")
                   if seg not in loaded.plan.load]  # fmt: skip
         # Each segment is read whole, kept only in the columns the links need, and let go.
-        keep = in_memory("rulings")
-        keep = pa.schema([keep.field(name) for name in LINK_COLUMNS])
+        schema = in_memory("rulings")
+        keep = pa.schema([schema.field(name) for name in LINK_COLUMNS])
         rest = [store.read_segments(loaded.base, "rulings", [seg])[seg].select(keep.names)
                 for seg in others]  # fmt: skip
         everything = pa.concat_tables([rulings.select(keep.names).cast(keep), *rest])
