@@ -15,7 +15,9 @@ from pipeline.diffing.diff import (
     ChangeType,
     Version,
     _Forms,
+    _greedy,
     _pair,
+    _pair_by_number,
     addition_group_ids,
     apply,
     compare,
@@ -239,6 +241,56 @@ def test_exact_pairing_by_look_ups_is_pairing_every_pair(
         return 100.0 if (place or not same_place) and one_ruling(a.text, b.text) else 0.0
 
     assert _Forms().pair(gone, came, same_place=same_place) == _pair(gone, came, score, 100.0)
+
+
+@given(PLACED, PLACED)
+def test_rules_pair_by_number_as_scoring_every_pair_would(
+    gone: list[Version], came: list[Version]
+) -> None:
+    """The look-up by rule number pairs what a score of 100 for one number would."""
+
+    def score(a: Version, b: Version) -> float:
+        return 100.0 if a.rule_id is not None and a.rule_id == b.rule_id else 0.0
+
+    assert _pair_by_number(gone, came) == _pair(gone, came, score, 100.0)
+
+
+# Words of real rulings, so that random texts often come near the amendment threshold.
+SIMILAR_TEXTS = st.lists(
+    st.sampled_from(
+        [
+            "the",
+            "card",
+            "is",
+            "exiled",
+            "face",
+            "up",
+            "with",
+            "suspend",
+            "you",
+            "cast",
+            "it",
+            "when",
+            "counter",
+        ]
+    ),
+    min_size=1,
+    max_size=14,
+).map(" ".join)
+SIMILAR = st.lists(st.builds(lambda text: v(text, D1), SIMILAR_TEXTS), max_size=6)
+
+
+@given(SIMILAR, SIMILAR, st.sampled_from([AMEND_THRESHOLD, 50.0, 85.5]))
+def test_similar_pairs_in_blocks_are_scoring_every_pair(
+    gone: list[Version], came: list[Version], threshold: float
+) -> None:
+    """The blocks of Indel ratios give the pairs and scores that similarity() of each gives."""
+
+    def score(a: Version, b: Version) -> float:
+        return similarity(a.text, b.text)
+
+    found = _greedy(gone, came, _Forms().similar(gone, came, threshold))
+    assert found == _pair(gone, came, score, threshold)
 
 
 RULE_IDS = st.sampled_from([None, "702.62a", "702.62b"])
