@@ -323,9 +323,14 @@ class _Forms:
         found: list[tuple[float, int, int]] = []
         for start in range(0, len(gone), _BLOCK):
             ours = [self._of(a.text)[0] for a in gone[start : start + _BLOCK]]
-            # Exactly fuzz.ratio's floats; the cutoff leaves room for the rounding below.
+            # Exactly fuzz.ratio's floats, on every core; the cutoff leaves room for the rounding.
             matrix = process.cdist(
-                ours, theirs, scorer=fuzz.ratio, dtype=np.float64, score_cutoff=threshold - 1
+                ours,
+                theirs,
+                scorer=fuzz.ratio,
+                dtype=np.float64,
+                score_cutoff=threshold - 1,
+                workers=-1,
             )
             for i, j in zip(*np.nonzero(matrix), strict=True):
                 score = round(float(matrix[i, j]), 1)
