@@ -81,6 +81,13 @@ def _mixed_day(work: Path, out: Path, runs: int) -> tuple[str, str]:
     return "1,000 mixed rulings into that dataset", f"{seconds:.2f} s, peak RSS {rss:.0f} MiB"
 
 
+def _real_files(work: Path, runs: int) -> tuple[str, str]:
+    """../shared/realdata as it is, as the command ingests it: rules releases 2004 to 2024."""
+    out, files = work / "out-realdata", sum(1 for p in MTGJSON.parent.rglob("*") if p.is_file())
+    seconds, rss = measure(AS_CLI.format(raw=str(MTGJSON.parent), out=str(out)), runs, out)
+    return f"the {files} files of ../shared/realdata", f"{seconds:.2f} s, peak RSS {rss:.0f} MiB"
+
+
 def _real_languages(work: Path, runs: int) -> tuple[str, str]:
     """The worst case for language detection: real texts in ten languages, every one new."""
     texts, raw, out = labelled_set(set_names("all")), work / "raw-languages", work / "out-languages"
@@ -159,6 +166,7 @@ def main() -> None:
                  f"{_rate(args.bulk, streamed)}, peak RSS {streamed_rss:.0f} MiB"))  # fmt: skip
     if MTGJSON.is_dir():  # ../shared/realdata beside the checkout
         rows.append(_real_languages(work, args.runs))
+        rows.append(_real_files(work, args.runs))
     width = max(len(name) for name, _ in rows)
     print(f"medians of {args.runs} runs:")
     for name, figure in rows:
