@@ -293,7 +293,7 @@ def _replacements(
 
 
 class _Forms:
-    """Each text's forms that the exact passes compare (folded, skeleton, symbols), made once.
+    """Each text's forms the exact and character passes compare (folded, skeleton, symbols), once.
 
     Two texts are one ruling when their folded texts are equal, or when one is a
     stripped-symbol copy of the other: a ruling stored before its symbol version was known
