@@ -43,6 +43,7 @@ from pipeline.storage.store import (
     VERSIONED,
     VERSIONS,
     legacy,
+    native_file,
     part_path,
     part_runs,
     segment_ids,
@@ -326,7 +327,7 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
         table = table.drop_columns([PARTITION_KEY])
     encoded = ENCODED_IN_MEMORY.get(name, frozenset())
     columns = [c for c in schema.names if c in encoded or c in _DICTIONARY_COLUMNS]
-    with path.open("wb") as handle:
+    with native_file(path, "wb") as handle:  # Arrow's own file: see store.native_file
         writer = pq.ParquetWriter(
             handle,
             schema,
@@ -340,8 +341,8 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
         writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
         writer.close()
         handle.flush()
-        _checkpoint()  # written, not yet durable
-        os.fsync(handle.fileno())
+    _checkpoint()  # written, not yet durable
+    _fsync(path)
 
 
 def _fsync(path: Path) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import filelock
 import pyarrow as pa
@@ -82,9 +82,22 @@ def read_layout(folder: Path) -> dict[int, pa.Table]:
     """The `card` column of each segment of `rulings` in the version FOLDER: its layout."""
     found = {}
     for seg in segment_ids(folder, "rulings"):
-        with segment_path(folder, "rulings", seg).open("rb") as source:
+        with native_file(segment_path(folder, "rulings", seg)) as source:
             found[seg] = pq.ParquetFile(source, read_dictionary=["card"]).read(columns=["card"])
     return found
+
+
+def native_file(path: Path, mode: Literal["rb", "wb"] = "rb") -> pa.NativeFile:
+    """PATH opened by Arrow itself, for reading (or for writing, MODE "wb").
+
+    Never a Python file object: Arrow wraps what one returns in buffers that need the GIL
+    to be freed, and its decoding threads drop the last of them a moment after a read
+    returns. Read just before the interpreter exits, such a buffer was freed by a pool
+    thread during finalization, which ended that thread mid-destructor: SIGABRT,
+    "terminate called without an active exception", exit 134 instead of the command's code.
+    Arrow's own file needs no GIL, so its threads can finish at any time.
+    """
+    return pa.OSFile(str(path), mode)
 
 
 def ordered(table: pa.Table, name: str) -> pa.Table:
@@ -224,7 +237,7 @@ def _read_file(path: Path, name: str, *, run: int | None = None) -> pa.Table:
     try:
         # ParquetFile rather than read_table: the latter imports pyarrow.dataset (and pandas).
         # One open file for both looks: a path opened twice may meet two versions.
-        with path.open("rb") as source:
+        with native_file(path) as source:
             handle = pq.ParquetFile(source)
             names = handle.schema_arrow.names
             encoded = [c for c in names if c in ENCODED_IN_MEMORY.get(name, ())]
