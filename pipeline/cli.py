@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -10,7 +11,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 from tqdm import tqdm
 
-from pipeline.errors import PipelineError, UsageError
+from pipeline import interrupts
+from pipeline.errors import PipelineError, StoreError, UsageError
 from pipeline.folding.catalog import load_catalog
 from pipeline.ingest import IngestReport, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
@@ -19,6 +21,7 @@ from pipeline.publishing.render import render_json, render_markdown
 from pipeline.publishing.render_html import render_html
 from pipeline.publishing.stats import dataset_stats, render_stats
 from pipeline.reading.executor import EXECUTORS
+from pipeline.reading.read import escaped, shown
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -126,8 +129,8 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     PIPELINE_MAX_HTML_DEPTH, PIPELINE_MAX_STRING, PIPELINE_MAX_RULING, PIPELINE_FILE_MEMORY,
     PIPELINE_FILE_SECONDS (README, "Limits").
     """
-    try:
-        report = ingest(
+    with interrupts.guarded() as guard:
+        report = _ingest_guarded(
             list(paths) or [Path("raw")],
             out=out,
             manifest=manifest,
@@ -143,15 +146,28 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             link_translations=not no_translations,
             isolate=True,  # a hostile file must cost its worker, never this process
         )
-    except PipelineError as exc:
-        _fail(exc)
-    finally:
-        for bar in _BARS:
-            bar.close()
-    click.echo(summary(report))
+        _echo(summary(report))
+        for signum in guard.after_commit:
+            name = signal.Signals(signum).name
+            _echo(f"{name} came after run {report.run} was stored: it stays stored", err=True)
     if not report.stored:
         sys.exit(EXIT_FAILED)
     sys.exit(EXIT_PARTIAL if report.rejected else EXIT_OK)
+
+
+def _ingest_guarded(paths: list[Path], **options: Any) -> IngestReport:  # noqa: ANN401
+    """ingest(), its errors and an interrupt before its commit turned into exit codes."""
+    try:
+        return ingest(paths, **options)
+    except PipelineError as exc:
+        _fail(exc)
+    except interrupts.Interrupted as exc:
+        name = signal.Signals(exc.signum).name
+        _fail(StoreError(f"interrupted ({name}): nothing stored; the version before this run "
+                         "stays in force"))  # fmt: skip
+    finally:
+        for bar in _BARS:
+            bar.close()
 
 
 @cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
@@ -188,7 +204,7 @@ def changelog_command(
         _fail(exc)
     text = RENDERERS[fmt](cs)
     if output is None:
-        click.echo(text, nl=False)
+        _echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
 
@@ -202,15 +218,15 @@ def history_command(card: str, out: Path) -> None:
         entries = load_history(out, card)
     except PipelineError as exc:
         _fail(exc)
-    click.echo(f"{card}: {len(entries)} versions")
+    _echo(f"{card}: {len(entries)} versions")
     for e in entries:
         came = f"{e.as_of} (run {e.appeared})" if e.as_of else f"run {e.appeared}"
         went = f"{e.gone_as_of} (run {e.disappeared})" if e.gone_as_of else f"run {e.disappeared}"
         span = f"{came} until {went}" if e.disappeared else f"since {came}, current"
         date = str(e.effective_date or "undated")
-        click.echo(f"{date:<10}  {span:<44}  [{e.source}]  {e.text}")
+        _echo(f"{date:<10}  {span:<44}  [{e.source}]  {e.text}")
         if e.translates:
-            click.echo(f"{'':<10}  translates ({e.translates_fate}): {e.translates}")
+            _echo(f"{'':<10}  translates ({e.translates_fate}): {e.translates}")
 
 
 @cli.command("stats", short_help="Show the dataset in figures.")
@@ -222,14 +238,17 @@ def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click pas
         figures = dataset_stats(out)
     except PipelineError as exc:
         _fail(exc)
-    click.echo(
-        json.dumps(figures, indent=2, ensure_ascii=False) if as_json else render_stats(figures)
-    )
+    _echo(json.dumps(figures, indent=2, ensure_ascii=False) if as_json else render_stats(figures))
 
 
 def _fail(exc: PipelineError) -> NoReturn:
-    click.echo(f"Error: {exc}", err=True)
+    _echo(f"Error: {exc}", err=True)
     sys.exit(exc.exit_code)
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Print TEXT; bytes of a file name that are not UTF-8 are shown escaped (read.escaped)."""
+    click.echo(escaped(text), err=err, nl=nl)
 
 
 def _progress_bar(total: int) -> Callable[[int], None]:
@@ -264,19 +283,14 @@ def summary(report: IngestReport) -> str:
         lines += [f"  {f.source_path}: {f.rules} numbered rules" for f in releases]
     if report.rejected:
         lines.append("rejected:")
-        lines += [f"  {_shown(f.source_path)}: {f.reason}" for f in report.rejected]
+        lines += [f"  {shown(f.source_path)}: {f.reason}" for f in report.rejected]
     if report.ambiguous:
         lines.append("ambiguous dates (left empty):")
-        lines += [f"  {_shown(path)}" for path in report.ambiguous]
+        lines += [f"  {shown(path)}" for path in report.ambiguous]
     if report.warnings:
         lines.append("warnings:")
         lines += [f"  {w}" for w in report.warnings]
     return "\n".join(lines)
-
-
-def _shown(path: str) -> str:
-    """A path as printed: quoted and escaped if it holds a control character."""
-    return repr(path) if any(ord(c) < 32 or ord(c) == 127 for c in path) else path  # noqa: PLR2004
 
 
 def main() -> None:

@@ -460,7 +460,7 @@ def _run_row(report: IngestReport, paths: list[Path]) -> pa.Table:
             "run": [report.run],
             "started_at": [report.started_at],
             "finished_at": [report.finished_at],
-            "inputs": [[str(p) for p in paths]],
+            "inputs": [[read.escaped(str(p)) for p in paths]],
             "files_read": [report.count(FileStatus.STORED)],
             "files_skipped": [report.count(FileStatus.SKIPPED)],
             "files_rejected": [report.count(FileStatus.REJECTED)],

@@ -7,17 +7,18 @@ variables; the run reads them once and hands them to every worker with its jobs.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import signal
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import InputError, UsageError
 
 if TYPE_CHECKING:
-    from collections.abc import Generator
+    from collections.abc import Generator, Mapping
     from types import FrameType
 
 # A JSON number longer than this is no count or date (real ones have at most 8 characters),
@@ -40,23 +41,21 @@ class Limits:
     seconds: float = 300.0  # PIPELINE_FILE_SECONDS: seconds to read one file
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Limits:
-        """The caps, each from its environment variable where set; a bad value is a usage error."""
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """The caps, each from its environment variable where set; a bad value is a usage error.
+
+        The project's other variables (OTHER_SETTINGS) are checked too, so that a run
+        stops at once with the variable's name rather than half way.
+        """
         env = os.environ if environ is None else environ
         values: dict[str, float] = {}
         for spec in fields(cls):
-            name = ENV[spec.name]
-            raw = env.get(name, "").strip()
-            if not raw:
-                continue
-            try:
-                value = float(raw) if spec.name == "seconds" else int(raw.replace("_", ""))
-            except ValueError:
-                value = 0
-            if value <= 0:
-                msg = f"{name} must be a positive number, got {raw!r}"
-                raise UsageError(msg)
-            values[spec.name] = value
+            low, high = RANGES[spec.name]
+            value = setting(ENV[spec.name], None, low, high, environ=env)
+            if value is not None:
+                values[spec.name] = value
+        for name, (low, high) in OTHER_SETTINGS.items():
+            setting(name, None, low, high, environ=env)
         return cls(**values)  # type: ignore[arg-type]  # each value has its field's type
 
 
@@ -68,6 +67,69 @@ ENV = {
     "memory": "PIPELINE_FILE_MEMORY",
     "seconds": "PIPELINE_FILE_SECONDS",
 }
+# The values each cap may take. The upper bounds keep every cap a number the system calls
+# that enforce it accept (setitimer, setrlimit) and far above any real file; seconds may
+# have a decimal part, the rest are whole numbers.
+RANGES: dict[str, tuple[float, float]] = {
+    "depth": (1, 100_000),
+    "html_depth": (1, 10_000_000),
+    "string": (1, 1 << 40),
+    "ruling": (1, 1 << 40),
+    "memory": (1 << 20, 1 << 44),
+    "seconds": (0.001, 7 * 24 * 3600),
+}
+# Knobs of the store read when their module loads (tests and benchmarks set them).
+OTHER_SETTINGS: dict[str, tuple[float, float]] = {
+    "PIPELINE_SEGMENT_ROWS": (1, 1 << 40),
+    "PIPELINE_RETAIN_SECONDS": (0, 10 * 365 * 24 * 3600),
+    "PIPELINE_CRASH_AT": (0, 1 << 31),
+    "PIPELINE_INTERRUPT_AT": (0, 1 << 31),
+}
+_WHOLE = re.compile(r"[0-9]+")  # ASCII digits only: no "٣", no "1e9", no "inf"
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+")
+
+
+def setting(
+    name: str,
+    default: float | None,
+    low: float,
+    high: float,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Any:  # noqa: ANN401 - an int, a float where the range is one, or DEFAULT
+    """The number in environment variable NAME, or DEFAULT if it is unset or blank.
+
+    One rule for every variable: ASCII digits (a decimal part only where LOW or HIGH has
+    one), between LOW and HIGH; anything else is a UsageError naming the variable.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    decimal = isinstance(low, float) or isinstance(high, float)
+    value: float | None = None
+    if (_DECIMAL if decimal else _WHOLE).fullmatch(raw):
+        value = float(raw) if decimal else int(raw)
+    if value is None or not low <= value <= high:
+        kind = "a number" if decimal else "a whole number"
+        msg = f"{name} must be {kind} in ASCII digits from {low:,} to {high:,}, got {raw!r}"
+        raise UsageError(msg)
+    return value
+
+
+def quiet_setting(name: str, default: float) -> Any:  # noqa: ANN401 - as setting()
+    """NAME's value as setting() reads it, or DEFAULT when it is not valid.
+
+    For values read as a module loads: a bad one must not break the import; the run
+    reports it as a usage error when it starts (Limits.from_env checks OTHER_SETTINGS).
+    """
+    low, high = OTHER_SETTINGS[name]
+    try:
+        return setting(name, default, low, high)
+    except UsageError:
+        return default
+
+
 # Set in worker processes only: there a file may be interrupted and its memory capped.
 _IN_WORKER = threading.Event()
 

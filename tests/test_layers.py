@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
 # The stages in the order the data goes through them (README, "Architecture").
 STAGES = ["text", "reading", "folding", "storage", "diffing", "publishing"]
 # Shared vocabulary any stage may import: errors, the row and table shapes, Arrow helpers.
-FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns"}
+FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns", "interrupts"}
 # What runs the stages: the ingest orchestration, the command line around it, and the
 # process set-up the package makes on import (Arrow's allocator).
 SHELL = {"__init__", "__main__", "ingest", "cli", "allocator"}

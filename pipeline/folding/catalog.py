@@ -17,6 +17,7 @@ from pipeline.models import CardOrigin, Kind, SourceHints
 from pipeline.reading import read
 from pipeline.reading.parsers import mtgjson
 from pipeline.reading.parsers._json import items, top_level
+from pipeline.text.normalize import card_key, card_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -31,7 +32,7 @@ _LISTED = 5  # candidates named in a warning
 class Catalog:
     """Names and ids of the cards in one or more catalog files."""
 
-    english: dict[str, str] = field(default_factory=dict)  # casefolded name -> English name
+    english: dict[str, str] = field(default_factory=dict)  # card_key(name) -> English name
     oracle_of: dict[str, str] = field(default_factory=dict)  # English name -> oracle id
     name_of: dict[str, str] = field(default_factory=dict)  # oracle id -> English name
     index: NameIndex = field(default_factory=NameIndex)  # English and face names, for inference
@@ -47,9 +48,10 @@ class Catalog:
         legendary: bool = False,
     ) -> None:
         """Record a card by its English name, with its oracle id, localized and face names."""
-        self.english.setdefault(name.casefold(), name)
+        name = card_name(name)  # spelt as every stored name is
+        self.english.setdefault(card_key(name), name)
         for local in localized:
-            self.english.setdefault(local.casefold(), name)
+            self.english.setdefault(card_key(local), name)
         if oracle_id:
             self.oracle_of.setdefault(name, oracle_id)
             self.name_of.setdefault(oracle_id, name)
@@ -170,9 +172,7 @@ def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, l
     if catalog is not None and table.num_rows:
         table = _inferred(table, catalog, warnings)
         cards = {c for c in table["card"].to_pylist() if c}
-        english = {
-            c: catalog.english[c.casefold()] for c in cards if c.casefold() in catalog.english
-        }
+        english = {c: catalog.english[card_key(c)] for c in cards if card_key(c) in catalog.english}
         table = replace_column(
             table, "card", pc.coalesce(lookup(table["card"], english), table["card"])
         )

@@ -15,6 +15,7 @@ from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
 from pipeline.publishing.changelog import Changeset, changeset, is_rule_change, stale_translations
 from pipeline.storage import store
+from pipeline.text.normalize import card_key, card_name
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 def require_dataset(out: Path) -> None:
     """Raise a UsageError unless OUT holds a dataset this pipeline wrote."""
+    store.check_folder_name(out)
     if not store.path_of(out, "runs").exists():
         msg = f"{out}: no dataset here (no runs.parquet); run `pipeline ingest` first or pass --out"
         raise UsageError(msg)
@@ -70,20 +72,39 @@ def rule_titles(rulings: pa.Table) -> dict[str, str]:
 
 
 def load_history(out: Path, card: str, version: store.Version | None = None) -> list[HistoryEntry]:
-    """Every version of every ruling of CARD (in VERSION, or the one in force)."""
+    """Every version of every ruling of CARD (in VERSION, or the one in force).
+
+    CARD is matched as card names are stored (card_name: quotes, Unicode forms, the
+    ligature) and regardless of case; a name that matches none gets suggestions.
+    """
     require_dataset(out)
+    try:
+        card.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = card.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        msg = f"the card name '{shown}' is not valid UTF-8: no card can have it"
+        raise UsageError(msg) from None
     version = version or store.open_version(out)
+    name = card_name(card)
+    entries = _history_of(version, name)
+    if entries:
+        return _with_originals(entries, name, version)
+    cards = version.table("rulings")["card"]
+    names = sorted({c for c in pc.unique(cards).to_pylist() if c})
+    wanted = card_key(card)
+    same = [n for n in names if card_key(n) == wanted]
+    if same:  # another case, or a spelling stored names fold alike
+        return _with_originals(_history_of(version, same[0]), same[0], version)
+    close = [n for n in names if wanted in card_key(n)][:5]
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    msg = f"no rulings of card {card!r} in {out}{hint}"
+    raise UsageError(msg)
+
+
+def _history_of(version: store.Version, card: str) -> list[HistoryEntry]:
     wanted = pa.scalar(card)
     sightings = version.table("sightings", where=lambda part: pc.equal(part["card"], wanted))
-    entries = card_history(sightings, card)
-    if not entries:
-        cards = version.table("rulings")["card"]
-        names = sorted({c for c in pc.unique(cards).to_pylist() if c})
-        close = [n for n in names if card.casefold() in n.casefold()][:5]
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        msg = f"no rulings of card {card!r} in {out}{hint}"
-        raise UsageError(msg)
-    return _with_originals(entries, card, version)
+    return card_history(sightings, card)
 
 
 def _with_originals(

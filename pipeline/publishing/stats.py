@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 
 from pipeline.columns import strings
 from pipeline.publishing.dataset import require_dataset
+from pipeline.reading.read import shown
 from pipeline.storage import store
 
 if TYPE_CHECKING:
@@ -89,5 +90,5 @@ def render_stats(figures: dict[str, Any]) -> str:
     lines += [f"  {name:<32}{n:>8}" for name, n in figures["by_source"].items()]
     if figures["rejected_last_run"]:
         lines.append("rejected in the last run:")
-        lines += [f"  {r['path']}: {r['reason']}" for r in figures["rejected_last_run"]]
+        lines += [f"  {shown(r['path'])}: {r['reason']}" for r in figures["rejected_last_run"]]
     return "\n".join(lines)

@@ -20,7 +20,7 @@ from pipeline.models import (
 )
 from pipeline.reading.asof import undated
 from pipeline.text.dates import PrintedDate, infer_order, needs_order, parse_date
-from pipeline.text.normalize import card_from_title
+from pipeline.text.normalize import card_from_title, card_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -97,6 +97,7 @@ def extract(
             if token is not None and effective is not None and effective > limit:
                 warnings.append(f"date {token.printed!r} is in the future; kept")
             row_card, row_origin = (ruling.card, CardOrigin.DATA) if ruling.card else (card, origin)
+            row_card = card_name(row_card) if row_card else row_card
             result.kinds[ruling.kind] += 1
             yield Sighting(
                 source_path=path,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import errno
 import hashlib
 import io
 import os
@@ -49,6 +50,24 @@ class InputFile(NamedTuple):
     link: bool = False  # a symbolic link: where it leads is checked before reading
     size: int | None = None
     mtime_ns: int | None = None
+    problem: str | None = None  # why it cannot be read, found while listing its folder
+
+
+def escaped(name: str) -> str:
+    r"""NAME as stored and printed: bytes that are not UTF-8 written as \xNN escapes.
+
+    Python hands over such bytes of a file name as lone surrogates, which no Parquet
+    string, terminal or log can hold. The escape is readable and always the same.
+    """
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file system gave: escape it as it is
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def shown(name: str) -> str:
+    """A file name as printed on one line: quoted and escaped if it holds a control character."""
+    return repr(name) if _CONTROL_NAME.search(name) else escaped(name)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -70,7 +89,8 @@ def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[
             raise UsageError(msg)
         if not given.is_dir():
             size, mtime_ns = _size_and_mtime(given)
-            file = InputFile(str(given), given.name, given.is_symlink(), size, mtime_ns)
+            name = escaped(given.name)
+            file = InputFile(str(given), name, given.is_symlink(), size, mtime_ns)
             found.append((given.parent, [file]))
             continue
         inputs = list(_walk(str(given), "", skip))
@@ -79,15 +99,23 @@ def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[
 
 
 def _walk(folder: str, prefix: str, skip: Path | None) -> Iterator[InputFile]:
-    """The files under FOLDER, named PREFIX + their path below it; links to folders ignored."""
-    with os.scandir(folder) as entries:
-        listed = list(entries)
+    """The files under FOLDER, named PREFIX + their path below it; links to folders ignored.
+
+    A folder that cannot be listed (no permission, a path longer than the system allows)
+    is one rejected input, named after the folder; the rest of the walk goes on.
+    """
+    try:
+        with os.scandir(folder) as entries:
+            listed = list(entries)
+    except OSError as exc:
+        yield InputFile(folder, prefix.rstrip("/") or ".", problem=_unlisted(exc))
+        return
     for entry in listed:
-        name = entry.name
+        name = escaped(entry.name)
         if name.startswith("."):
             continue
         link = entry.is_symlink()
-        if entry.is_dir():
+        if _is_dir(entry):
             if not link:
                 yield from _walk(entry.path, f"{prefix}{name}/", skip)
             continue
@@ -101,6 +129,19 @@ def _walk(folder: str, prefix: str, skip: Path | None) -> Iterator[InputFile]:
             yield InputFile(entry.path, prefix + name, link)
             continue
         yield InputFile(entry.path, prefix + name, link, stat.st_size, stat.st_mtime_ns)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # cannot be told: reading it as a file will say why
+        return False
+
+
+def _unlisted(exc: OSError) -> str:
+    if exc.errno == errno.ENAMETOOLONG:
+        return "cannot list the folder: its path is longer than the system allows"
+    return f"cannot list the folder: {exc.strerror}"
 
 
 def _size_and_mtime(path: Path) -> tuple[int | None, int | None]:
@@ -168,6 +209,8 @@ def read_bytes(file: InputFile, root: Path, limits: Limits | None = None) -> byt
     """
     if _CONTROL_NAME.search(file.name):
         raise InputError(repr(file.name), "the file name holds a line break or control character")
+    if file.problem is not None:
+        raise InputError(file.name, file.problem)
     try:
         if file.link and not Path(file.path).resolve().is_relative_to(root.resolve()):
             raise InputError(file.name, "the file (or a link to it) lies outside the raw root")
@@ -175,10 +218,41 @@ def read_bytes(file: InputFile, root: Path, limits: Limits | None = None) -> byt
         # Not blocking: should the file have become a FIFO since, opening it returns at once.
         descriptor = os.open(file.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         with os.fdopen(descriptor, "rb") as handle:
-            _check_regular(file, os.fstat(descriptor), limits)
-            return handle.read()
+            before = os.fstat(descriptor)
+            _check_regular(file, before, limits)
+            data = handle.read()
+            _check_unchanged(file, before, os.fstat(descriptor), len(data))
+            return data
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InputError(file.name, "its path is longer than the system allows") from exc
         raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
+
+
+def _check_unchanged(
+    file: InputFile, before: os.stat_result, after: os.stat_result, read: int
+) -> None:
+    """Refuse a file that changed while it was read, or since it was listed.
+
+    A dump still being written reads as a cut-off file that parses: stored, its missing
+    rulings would be reported as removed, and back as added on the next run. Refused,
+    nothing of it is stored and the next run reads it whole.
+    """
+    listed = (
+        (file.size, file.mtime_ns)
+        if file.size is not None
+        else (before.st_size, before.st_mtime_ns)
+    )
+    seen = {listed, (before.st_size, before.st_mtime_ns), (after.st_size, after.st_mtime_ns)}
+    if len(seen) > 1 or read != after.st_size:
+        sizes = " -> ".join(
+            f"{size:,}" for size in dict.fromkeys([listed[0], before.st_size, read, after.st_size])
+        )
+        reason = (
+            f"changed while read (still being written? bytes {sizes}): "
+            "not stored; the next run reads it again"
+        )
+        raise InputError(file.name, reason)
 
 
 _KINDS = (

@@ -18,6 +18,7 @@ import itertools
 import os
 import shutil
 import signal
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,7 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pipeline import interrupts
 from pipeline.errors import StoreError
+from pipeline.limits import quiet_setting
 from pipeline.schema import (
     ENCODED_IN_MEMORY,
     PARTITION_KEY,
@@ -57,7 +60,7 @@ if TYPE_CHECKING:
 
 # A superseded version stays this long for the readers that pinned it (Dataset, or a path
 # under .versions/); the one just before the version in force is always kept.
-RETAIN_SECONDS = float(os.environ.get("PIPELINE_RETAIN_SECONDS", "3600") or "3600")
+RETAIN_SECONDS = quiet_setting("PIPELINE_RETAIN_SECONDS", 3600)
 # Columns with few distinct values, stored dictionary-encoded.
 _DICTIONARY_COLUMNS = [
     "card", "card_printed", "lang", "kind", "layout", "source", "source_path", "status",
@@ -111,6 +114,7 @@ def commit(
         for name, run in sorted(parts):
             _publish(version / _staged(name, run), part_path(out, name, run))
             _checkpoint()
+        interrupts.committing()  # an interrupt from here on finds the run stored
         _switch(out, version)
         _checkpoint()
         recover(out)
@@ -301,16 +305,23 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 
 # Fault injection for the crash tests: with PIPELINE_CRASH_AT=N in the environment, the
-# process kills itself (SIGKILL, as a power cut would stop it) at its Nth write step.
-_CRASH_AT = int(os.environ.get("PIPELINE_CRASH_AT", "0") or "0")
+# process kills itself (SIGKILL, as a power cut would stop it) at its Nth write step; with
+# PIPELINE_INTERRUPT_AT=N it sends itself SIGINT there (as Ctrl-C or a job's stop would).
+_CRASH_AT = quiet_setting("PIPELINE_CRASH_AT", 0)
+_INTERRUPT_AT = quiet_setting("PIPELINE_INTERRUPT_AT", 0)
 _steps = 0
+_counting = threading.Lock()  # parts are written on a second thread: each step counts once
 
 
 def _checkpoint() -> None:
     global _steps  # noqa: PLW0603 - one counter per process, for fault injection only
-    _steps += 1
-    if _steps == _CRASH_AT:
+    with _counting:
+        _steps += 1
+        step = _steps
+    if step == _CRASH_AT:
         os.kill(os.getpid(), signal.SIGKILL)
+    if step == _INTERRUPT_AT:
+        os.kill(os.getpid(), signal.SIGINT)
 
 
 def _write_durable(path: Path, table: pa.Table, name: str) -> None:
@@ -335,12 +346,13 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
             use_dictionary=columns,  # type: ignore[arg-type]  # the stubs omit the list form
             store_schema=False,
         )
-        for start in range(0, table.num_rows, ROW_GROUP):
-            writer.write_table(table.slice(start, ROW_GROUP).cast(schema))
-        metadata = with_metadata(name, on_disk(name)).metadata or {}
-        writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
-        writer.close()
-        handle.flush()
+        try:
+            for start in range(0, table.num_rows, ROW_GROUP):
+                writer.write_table(table.slice(start, ROW_GROUP).cast(schema))
+            metadata = with_metadata(name, on_disk(name)).metadata or {}
+            writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
+        finally:  # closed before its file is, even when a write fails or is interrupted
+            writer.close()
     _checkpoint()  # written, not yet durable
     _fsync(path)
 

@@ -12,7 +12,6 @@ tables' order (store.read_table).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,12 +19,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import used_only
+from pipeline.limits import quiet_setting
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 # Rulings a segment aims at: a run reading one card rewrites at most about this many.
-TARGET_ROWS = int(os.environ.get("PIPELINE_SEGMENT_ROWS", "") or "50000")
+TARGET_ROWS = quiet_setting("PIPELINE_SEGMENT_ROWS", 50_000)
 NO_CARD = "\x00"  # the group of the rows without a card: no card name holds this character
 
 

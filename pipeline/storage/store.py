@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.columns import as_dictionary, encoded, replace_column, used_only
-from pipeline.errors import LockBusyError, StoreError
+from pipeline.errors import LockBusyError, StoreError, UsageError
 from pipeline.keys import codes
 from pipeline.schema import (
     ENCODED_IN_MEMORY,
@@ -142,12 +142,23 @@ def part_runs(out: Path, name: str) -> list[int]:
     return sorted(runs)
 
 
+def check_folder_name(out: Path) -> None:
+    """Raise a UsageError if OUT cannot name a dataset: Arrow opens files by UTF-8 path."""
+    try:
+        str(out).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = str(out).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        msg = f"{shown}: the dataset folder's name is not valid UTF-8; choose another --out"
+        raise UsageError(msg) from None
+
+
 @contextmanager
 def writer_lock(out: Path, wait: float = 0) -> Iterator[None]:
     """Hold the dataset's writer lock; an OS lock, so a killed holder releases it."""
-    out.mkdir(parents=True, exist_ok=True)
+    check_folder_name(out)
     lock = filelock.FileLock(out / LOCK)
     try:
+        out.mkdir(parents=True, exist_ok=True)
         lock.acquire(timeout=wait)
     except filelock.Timeout as exc:
         msg = (
@@ -155,6 +166,10 @@ def writer_lock(out: Path, wait: float = 0) -> Iterator[None]:
             f"try again later or pass --wait SECONDS (waited {wait:g} s)"
         )
         raise LockBusyError(msg) from exc
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        msg = f"{out}: cannot write the dataset ({why}); the version before this run stays in force"
+        raise StoreError(msg) from exc
     try:
         yield
     finally:
@@ -364,6 +379,7 @@ class Version:
 
 def open_version(out: Path) -> Version:
     """Pin the version in force of the dataset in OUT."""
+    check_folder_name(out)
     base = pinned(out)
     runs = _read_file(base / "runs.parquet", "runs")[PARTITION_KEY]  # one file in every version
     return Version(out, base, int(pc.max(runs).as_py() or 0))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 _QUOTES = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -89,6 +90,27 @@ def has_symbol_gap(raw: str) -> bool:
     if "  " not in raw and "\t" not in raw and (raw.isascii() or not _NO_BREAK_ANY.search(raw)):
         return False  # the common case, without the look-behind regex
     return _GAP.search(raw.strip()) is not None
+
+
+# Oracle spells the ligature out ("Aether Vial", "Aetherling") since 2016; older printings,
+# Gatherer pages and dumps still carry "Æther Vial".
+_LIGATURES = str.maketrans({"\u00c6": "Ae", "\u00e6": "ae"})
+
+
+@lru_cache(maxsize=65_536)
+def card_name(name: str) -> str:
+    """A card's name as stored: folded as ruling texts are, and the ligature spelled out.
+
+    "Lim-Dûl\u2019s Vault" (a curly apostrophe, or a decomposed û) and "Lim-Dûl's Vault" are one
+    card; so are "Æther Vial" and "Aether Vial". The name as printed is kept apart.
+    """
+    folded = fold(name)
+    return folded if folded.isascii() else folded.translate(_LIGATURES)
+
+
+def card_key(name: str) -> str:
+    """The form two spellings of one card name share, for looking a name up."""
+    return card_name(name).casefold()
 
 
 def card_from_title(title: str | None) -> str | None:

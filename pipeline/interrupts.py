@@ -1,0 +1,72 @@
+"""Interrupts around a commit: before its switch they stop the run, after it they wait.
+
+A run stopped by SIGINT or SIGTERM before the commit point stored nothing, and says so.
+One stopped after it stored its run, and must say that instead: a batch job that is told
+"nothing stored" of a run that was would ingest the same files again, and report their
+changes twice. So the command line guards a run (guarded()), and the commit calls
+committing() just before its switch: from then on an interrupt is only recorded, and the
+command reports the stored run and ends with its own exit code.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import FrameType
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal before its commit point: nothing was stored."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@dataclass(slots=True)
+class Guard:
+    """What happened to a guarded run: the signals that came after its commit point."""
+
+    after_commit: list[int] = field(default_factory=list)
+    _committing: bool = False
+
+    def handle(self, signum: int, _frame: FrameType | None) -> None:
+        """Stop the run before the commit point; record the signal after it."""
+        if self._committing:
+            self.after_commit.append(signum)
+            return
+        raise Interrupted(signum)
+
+
+_GUARDS: list[Guard] = []
+
+
+@contextmanager
+def guarded() -> Iterator[Guard]:
+    """Guard a run on the main thread: SIGINT and SIGTERM raise Interrupted until commit."""
+    guard = Guard()
+    if threading.current_thread() is not threading.main_thread():
+        yield guard
+        return
+    previous = {signum: signal.signal(signum, guard.handle) for signum in _SIGNALS}
+    _GUARDS.append(guard)
+    try:
+        yield guard
+    finally:
+        _GUARDS.remove(guard)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def committing() -> None:
+    """Mark the commit point as reached: interrupts from now on no longer stop the run."""
+    for guard in _GUARDS:
+        guard._committing = True  # noqa: SLF001 - the one place that sets it
