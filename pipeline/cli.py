@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -134,7 +135,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             list(paths) or [Path("raw")],
             out=out,
             manifest=manifest,
-            catalog=load_catalog(catalogs) if catalogs else None,
+            catalogs=catalogs,
             date_order=DateOrder(date_order) if date_order else None,
             strict=strict,
             wait=wait,
@@ -155,10 +156,14 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     sys.exit(EXIT_PARTIAL if report.rejected else EXIT_OK)
 
 
-def _ingest_guarded(paths: list[Path], **options: Any) -> IngestReport:  # noqa: ANN401
+def _ingest_guarded(
+    paths: list[Path],
+    catalogs: tuple[Path, ...],
+    **options: Any,  # noqa: ANN401 - ingest()'s
+) -> IngestReport:
     """ingest(), its errors and an interrupt before its commit turned into exit codes."""
     try:
-        return ingest(paths, **options)
+        return ingest(paths, catalog=load_catalog(catalogs) if catalogs else None, **options)
     except PipelineError as exc:
         _fail(exc)
     except interrupts.Interrupted as exc:
@@ -206,7 +211,7 @@ def changelog_command(
     if output is None:
         _echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        _write(output, text)
 
 
 @cli.command("history", short_help="Show every version of every ruling of a card.")
@@ -239,6 +244,18 @@ def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click pas
     except PipelineError as exc:
         _fail(exc)
     _echo(json.dumps(figures, indent=2, ensure_ascii=False) if as_json else render_stats(figures))
+
+
+def _write(path: Path, text: str) -> None:
+    """Write TEXT to the file PATH whole (a temporary file beside it, then one rename)."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        _fail(PipelineError(f"{escaped(str(path))}: cannot write ({exc.strerror or exc})"))
 
 
 def _fail(exc: PipelineError) -> NoReturn:
@@ -294,5 +311,14 @@ def summary(report: IngestReport) -> str:
 
 
 def main() -> None:
-    """Entry point of the `pipeline` console script."""
-    cli(prog_name="pipeline")
+    """Entry point of the `pipeline` console script.
+
+    The errors the commands foresee are named where they arise; one of the families that
+    come from the system (a file, a name, a number) that still reaches this point is one
+    line too, never a traceback. (click already ends a write to a closed pipe with exit 1.)
+    """
+    try:
+        cli(prog_name="pipeline")
+    except (OSError, UnicodeError, OverflowError) as exc:
+        _echo(f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)", err=True)
+        sys.exit(EXIT_FAILED)

@@ -342,3 +342,40 @@ def test_stats_prints_a_rejected_name_with_a_line_break_escaped(tmp_path: Path) 
     assert result.exit_code == 0
     reason = "the file name holds a line break or control character"
     assert f"\n  'two\\nlines.txt': {reason}" in result.stdout
+
+
+def test_an_escaped_name_that_is_another_files_name_is_rejected(tmp_path: Path) -> None:
+    r"""b"\xff.txt" escapes to "\xff.txt", a real name beside it: that one is stored, not both."""
+    raw = _raw_with(tmp_path, b"\xff.txt", b"\\xff.txt")
+    report = ingest([raw], out=tmp_path / "out")
+    [rejected] = report.rejected
+    assert rejected.source_path == "\\xff.txt"
+    assert rejected.reason == (
+        "its name is not UTF-8, and escaped it is another file's name: rename one"
+    )
+    stored = [f.source_path for f in report.files if f.status is FileStatus.STORED]
+    assert stored.count("\\xff.txt") == 1
+
+
+def test_a_changelog_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    """-o into a folder that does not exist: exit 1, the file and the reason, no traceback."""
+    out = tmp_path / "out"
+    ingest([RAW / SEEDS[0]], out=out)
+    target = tmp_path / "missing" / "changes.md"
+    command = _command("changelog", "--out", str(out), "-o", str(target))
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"Error: {target}: cannot write (No such file or directory)\n",
+    )
+
+
+def test_a_catalog_of_no_known_shape_is_a_usage_error(tmp_path: Path) -> None:
+    """--catalog naming a file that holds no cards: exit 2 and one line."""
+    command = _command(
+        "ingest", str(RAW / SEED), "--catalog", str(RAW / SEED), "--out", str(tmp_path / "o")
+    )
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"Error: {RAW / SEED}: cannot read the catalog")
+    assert done.stderr.count("\n") == 1

@@ -10,6 +10,7 @@ import io
 import os
 import re
 import stat
+from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -93,9 +94,24 @@ def discover(paths: list[Path], manifest: Path | None) -> list[tuple[Path, list[
             file = InputFile(str(given), name, given.is_symlink(), size, mtime_ns)
             found.append((given.parent, [file]))
             continue
-        inputs = list(_walk(str(given), "", skip))
+        inputs = _distinct(list(_walk(str(given), "", skip)))
         found.append((given, sorted(inputs, key=lambda f: f.name)))
     return found
+
+
+def _distinct(inputs: list[InputFile]) -> list[InputFile]:
+    """INPUTS, a file whose escaped name another file has in full rejected with the reason.
+
+    Two files must never be stored under one name: each run would take one for the other.
+    """
+    taken = Counter(f.name for f in inputs)
+    marked = []
+    for file in inputs:
+        if taken[file.name] > 1 and escaped(file.path) != file.path:
+            why = "its name is not UTF-8, and escaped it is another file's name: rename one"
+            file = file._replace(problem=why)  # noqa: PLW2901 - the file, marked
+        marked.append(file)
+    return marked
 
 
 def _walk(folder: str, prefix: str, skip: Path | None) -> Iterator[InputFile]:
