@@ -221,3 +221,21 @@ def test_duckdb_views_give_every_sighting_its_text(dataset: Path) -> None:
     assert texts == list(ds.sightings()["text"])
     assert None not in texts
     assert pq.read_table(dataset / "sightings")["text"].null_count == 75  # left out on disk
+
+
+def test_a_part_holds_only_the_dictionary_values_its_rows_use(tmp_path: Path) -> None:
+    """Rows sliced from a run's pool keep its whole dictionary in memory, never on disk."""
+    pool = pa.array([f"{n:064x}" for n in range(5_000)]).dictionary_encode()
+    filler = {pa.bool_(): False, pa.int64(): 2, pa.string(): "added"}
+    row = {f.name: None if f.nullable else filler[f.type] for f in TABLES["changes"]}
+    rows_ = [row] * 3
+    table = pa.Table.from_pylist(rows_, schema=TABLES["changes"])
+    hashes = pa.DictionaryArray.from_arrays(pa.array([7, 7, 4_321], pa.int32()), pool.dictionary)
+    table = table.set_column(table.schema.get_field_index("new_text_hash"), "new_text_hash", hashes)
+    path = tmp_path / "part.parquet"
+    commit._write_durable(path, table, "changes")
+    on_disk = pq.read_table(path, columns=["new_text_hash"], read_dictionary=["new_text_hash"])
+    column = on_disk["new_text_hash"].combine_chunks()
+    assert column.to_pylist() == [f"{7:064x}", f"{7:064x}", f"{4_321:064x}"]
+    assert len(column.dictionary) == 2
+    assert path.stat().st_size < 10_000  # the pool's 5,000 hashes are 320 KB
