@@ -11,8 +11,7 @@ import click
 from tqdm import tqdm
 
 from pipeline.errors import PipelineError, UsageError
-from pipeline.folding.catalog import load_catalog
-from pipeline.ingest import IngestReport, ingest
+from pipeline.ingest import IngestReport, Outcome, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.publishing.dataset import load_changeset, load_history
 from pipeline.publishing.render import render_json, render_markdown
@@ -36,6 +35,14 @@ RENDERERS = {"markdown": render_markdown, "json": render_json, "html": render_ht
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_PARTIAL = 3
+EXIT_NOTHING_STORED = 5  # every input was rejected
+# Runs that stored nothing, by why: the exit code (a run with nothing to store is fine).
+_NOT_STORED = {
+    Outcome.STRICT: EXIT_FAILED,
+    Outcome.ALL_REJECTED: EXIT_NOTHING_STORED,
+    Outcome.NO_INPUT: EXIT_OK,
+    Outcome.UNCHANGED: EXIT_OK,
+}
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,7 +77,8 @@ def cli() -> None:
     multiple=True,
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     help="Card catalog (MTGJSON set/AllPrintings/AtomicCards or Scryfall cards JSON): "
-    "English names, oracle ids, localized names. Repeatable.",
+    "English names, oracle ids, localized names; added to those in each raw root's "
+    ".catalog/ folder. Repeatable.",
 )
 @click.option("--strict", is_flag=True, help="Store nothing if any input is rejected.")
 @click.option(
@@ -131,7 +139,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             list(paths) or [Path("raw")],
             out=out,
             manifest=manifest,
-            catalog=load_catalog(catalogs) if catalogs else None,
+            catalog_files=catalogs,
             date_order=DateOrder(date_order) if date_order else None,
             strict=strict,
             wait=wait,
@@ -149,9 +157,13 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
         for bar in _BARS:
             bar.close()
     click.echo(summary(report))
+    sys.exit(_ingest_exit(report))
+
+
+def _ingest_exit(report: IngestReport) -> int:
     if not report.stored:
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_PARTIAL if report.rejected else EXIT_OK)
+        return _NOT_STORED[report.outcome]
+    return EXIT_PARTIAL if report.rejected else EXIT_OK
 
 
 @cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
@@ -248,8 +260,13 @@ _BARS: list[Any] = []  # the bars of this command, closed when it ends
 
 def summary(report: IngestReport) -> str:
     """The human summary of one run, as printed at its end."""
+    if report.outcome is Outcome.NO_INPUT:
+        return "no run: no input files (hidden files, READMEs and the manifest are not inputs)"
+    if report.outcome is Outcome.UNCHANGED:
+        skipped = report.count(FileStatus.SKIPPED)
+        return f"no run: nothing new ({skipped} files unchanged since they were stored)"
     lines = [
-        f"run {report.run}: " + ("stored" if report.stored else "NOT stored (--strict)"),
+        f"run {report.run}: {report.outcome.value}",
         f"  files read      {report.count(FileStatus.STORED)}",
         f"  files unchanged {report.count(FileStatus.SKIPPED)} (skipped)",
         f"  files rejected  {len(report.rejected)}",
