@@ -11,6 +11,8 @@ import click
 from tqdm import tqdm
 
 from pipeline.errors import PipelineError, UsageError
+from pipeline.fetching.client import Settings
+from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
 from pipeline.ingest import IngestReport, Outcome, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.publishing.dataset import load_changeset, load_history
@@ -164,6 +166,96 @@ def _ingest_exit(report: IngestReport) -> int:
     if not report.stored:
         return _NOT_STORED[report.outcome]
     return EXIT_PARTIAL if report.rejected else EXIT_OK
+
+
+_UPSTREAMS, _SETTINGS = Upstreams(), Settings()  # the defaults the options show
+
+
+def _fetch_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The SOURCE arguments and options `fetch` and `update` share."""
+    options = [
+        click.argument("sources", nargs=-1, type=click.Choice(SOURCES)),
+        click.option("--raw", type=click.Path(path_type=Path, file_okay=False),
+                     default=Path("raw"), show_default=True, help="Raw folder to fetch into."),
+        click.option("--scryfall-api", default=_UPSTREAMS.scryfall, show_default=True,
+                     help="Scryfall API root (its /bulk-data index)."),
+        click.option("--mtgjson-api", default=_UPSTREAMS.mtgjson, show_default=True,
+                     help="MTGJSON v5 API root (AllPrintings.json.xz, Meta.json)."),
+        click.option("--comprules-page", default=_UPSTREAMS.comprules, show_default=True,
+                     help="The rules page linking the Comprehensive Rules .txt."),
+        click.option("--pause", type=click.FloatRange(min=0), default=_SETTINGS.pause,
+                     show_default=True, help="Seconds between two requests to one host."),
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=_SETTINGS.read_timeout,
+                     show_default=True, help="Seconds a server may stay silent (connect: at "
+                     f"most {_SETTINGS.connect_timeout:g})."),
+        click.option("--retries", type=click.IntRange(min=0), default=_SETTINGS.retries,
+                     show_default=True, help="Attempts after the first, per request, on "
+                     "408, 429, 5xx and broken connections."),
+        click.option("--max-wait", type=click.FloatRange(min=0), default=_SETTINGS.max_wait,
+                     show_default=True, help="Longest wait before a retry; a Retry-After "
+                     "above it fails the source."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _fetching(options: dict[str, Any]) -> tuple[list[str], Upstreams, Settings]:
+    """The sources (default: all, each once), upstreams and settings of fetch options."""
+    names = list(dict.fromkeys(options["sources"])) or list(SOURCES)
+    upstreams = Upstreams(
+        options["scryfall_api"], options["mtgjson_api"], options["comprules_page"]
+    )
+    settings = Settings(
+        pause=options["pause"],
+        connect_timeout=min(_SETTINGS.connect_timeout, options["timeout"]),
+        read_timeout=options["timeout"],
+        retries=options["retries"],
+        max_wait=options["max_wait"],
+    )
+    return names, upstreams, settings
+
+
+@cli.command("fetch", short_help="Download the latest public data into raw/.")
+@_fetch_options
+def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
+    """Download the latest files of each SOURCE (default: all) into raw/, only if changed.
+
+    scryfall: the bulk rulings and the oracle cards (raw/.catalog/, the ingest's catalog);
+    mtgjson: AllPrintings.json.xz, checked against its sha256; comprules: the current
+    Comprehensive Rules text. Exit 0 all fetched, 3 some sources failed, 1 all failed.
+    """
+    names, upstreams, settings = _fetching(options)
+    report = fetch(names, raw=options["raw"], upstreams=upstreams, settings=settings)
+    _echo_fetch(report)
+    sys.exit(_fetch_exit(report))
+
+
+def _echo_fetch(report: FetchReport) -> None:
+    """Each file's line, then the totals; each failure on stderr, one line each."""
+    for source in report.sources:
+        for f in source.files:
+            state = "new" if f.changed else "unchanged"
+            click.echo(f"{source.name}: {f.path} {state} ({f.size:,} bytes)")
+            for old in f.superseded:
+                click.echo(f"{source.name}: {old} removed (superseded by {f.path})")
+    for failure in report.failures:
+        click.echo(f"Error: {failure}", err=True)
+    files = [f for s in report.sources for f in s.files]
+    failed = (
+        f", {len(report.failed)} of {len(report.sources)} sources failed" if report.failed else ""
+    )
+    click.echo(
+        f"fetched {len(files)} files ({len(report.changed)} new){failed}: "
+        f"{report.requests} requests, {report.downloaded:,} bytes downloaded, "
+        f"{report.seconds:.1f} s"
+    )
+
+
+def _fetch_exit(report: FetchReport) -> int:
+    if not report.failed:
+        return EXIT_OK
+    return EXIT_FAILED if len(report.failed) == len(report.sources) else EXIT_PARTIAL
 
 
 @cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
