@@ -20,6 +20,7 @@ from pipeline.publishing.render import render_json, render_markdown
 from pipeline.publishing.render_html import render_html
 from pipeline.publishing.stats import dataset_stats, render_stats
 from pipeline.reading.executor import EXECUTORS
+from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -231,6 +232,56 @@ def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, ty
     sys.exit(_fetch_exit(report))
 
 
+@cli.command("update", short_help="Fetch, then ingest what changed: the nightly job.")
+@_fetch_options
+@click.option("--out", type=click.Path(path_type=Path), default=Path("normalized"),
+              show_default=True, help="Dataset folder to write.")  # fmt: skip
+@click.option(
+    "--catalog",
+    "catalogs",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Card catalog besides those in RAW/.catalog/. Repeatable.",
+)
+@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
+              help="Seconds to wait for another ingest writing the same --out.")  # fmt: skip
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Processes for the per-file stage [default: the cores].")  # fmt: skip
+def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
+    """Fetch each SOURCE (default: all) into --raw, then ingest --raw into --out as one run.
+
+    Only the files that changed are read; when nothing did, no run is recorded. Exit 0 all
+    fetched and stored (or nothing new), 3 a source failed or inputs were rejected (the rest
+    stored), 5 every input rejected, 1 nothing fetched or stored, 4 another ingest holds
+    the lock.
+    """
+    names, upstreams, settings = _fetching(options)
+    try:
+        report = update(
+            names,
+            raw=options["raw"],
+            out=options["out"],
+            upstreams=upstreams,
+            settings=settings,
+            catalog_files=options["catalogs"],
+            wait=options["wait"],
+            workers=options["workers"],
+            progress=_progress_bar,
+            fetched=_echo_fetch,
+            isolate=True,  # a hostile file must cost its worker, never this process
+        )
+    except PipelineError as exc:
+        _fail(exc)
+    finally:
+        for bar in _BARS:
+            bar.close()
+    if report.ingested is None:
+        click.echo("nothing ingested: no source could be fetched")
+    else:
+        click.echo(summary(report.ingested))
+    sys.exit(_update_exit(report))
+
+
 def _echo_fetch(report: FetchReport) -> None:
     """Each file's line, then the totals; each failure on stderr, one line each."""
     for source in report.sources:
@@ -256,6 +307,14 @@ def _fetch_exit(report: FetchReport) -> int:
     if not report.failed:
         return EXIT_OK
     return EXIT_FAILED if len(report.failed) == len(report.sources) else EXIT_PARTIAL
+
+
+def _update_exit(report: UpdateReport) -> int:
+    ingested = report.ingested
+    if ingested is None:
+        return EXIT_FAILED
+    code = _ingest_exit(ingested)
+    return EXIT_PARTIAL if code == EXIT_OK and report.fetched.failed else code
 
 
 @cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
