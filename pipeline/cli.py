@@ -44,7 +44,6 @@ _NOT_STORED = {
     Outcome.STRICT: EXIT_FAILED,
     Outcome.ALL_REJECTED: EXIT_NOTHING_STORED,
     Outcome.NO_INPUT: EXIT_OK,
-    Outcome.UNCHANGED: EXIT_OK,
 }
 
 
@@ -164,9 +163,9 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
 
 
 def _ingest_exit(report: IngestReport) -> int:
-    if not report.stored:
-        return _NOT_STORED[report.outcome]
-    return EXIT_PARTIAL if report.rejected else EXIT_OK
+    if report.stored or report.outcome is Outcome.UNCHANGED:
+        return EXIT_PARTIAL if report.rejected else EXIT_OK
+    return _NOT_STORED[report.outcome]
 
 
 _UPSTREAMS, _SETTINGS = Upstreams(), Settings()  # the defaults the options show
@@ -415,7 +414,11 @@ def summary(report: IngestReport) -> str:
         return "no run: no input files (hidden files, READMEs and the manifest are not inputs)"
     if report.outcome is Outcome.UNCHANGED:
         skipped = report.count(FileStatus.SKIPPED)
-        return f"no run: nothing new ({skipped} files unchanged since they were stored)"
+        lines = [f"no run: nothing new ({skipped} files unchanged since they were stored)"]
+        if report.rejected:
+            lines.append("rejected:")
+            lines += [f"  {_shown(f.source_path)}: {f.reason}" for f in report.rejected]
+        return "\n".join(lines)
     lines = [
         f"run {report.run}: {report.outcome.value}",
         f"  files read      {report.count(FileStatus.STORED)}",

@@ -52,7 +52,7 @@ class Outcome(StrEnum):
     STRICT = "NOT stored (--strict)"  # an input was rejected and --strict was given
     ALL_REJECTED = "NOT stored (every input was rejected)"
     NO_INPUT = "no input files"  # nothing to read: no run is recorded
-    UNCHANGED = "every file unchanged"  # nothing new, and asked to record no such run
+    UNCHANGED = "nothing new"  # no file read anew, and asked to record no such run
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +124,9 @@ def ingest(
     card links them); those linked are ranked on WORKERS processes as well.
     LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
     reads even a single batch in a worker process, within the per-file budgets.
-    A run that reads no file records no run; one whose every file is unchanged records
-    one unless RECORD_UNCHANGED is False. A run whose every input is rejected stores nothing.
+    A run that reads no file records no run; one that reads no file anew (each unchanged, or
+    rejected) records one unless RECORD_UNCHANGED is False. A run whose every input is
+    rejected stores nothing.
     """
     limits = limits or Limits.from_env()
     started = dt.datetime.now(tz=dt.UTC)
@@ -215,8 +216,8 @@ def _outcome(reports: list[FileReport], *, strict: bool, record_unchanged: bool)
         return Outcome.ALL_REJECTED
     if strict and FileStatus.REJECTED in statuses:
         return Outcome.STRICT
-    if not record_unchanged and statuses == {FileStatus.SKIPPED}:
-        return Outcome.UNCHANGED
+    if not record_unchanged and FileStatus.STORED not in statuses:
+        return Outcome.UNCHANGED  # skipped files, maybe some rejected again: nothing new
     return Outcome.STORED
 
 

@@ -118,6 +118,21 @@ def test_every_input_rejected_exits_5(stand_in: StandIn, tmp_path: Path) -> None
     assert "  scryfall/rulings.json: " in stdout
 
 
+def test_a_file_rejected_again_is_no_new_run(stand_in: StandIn, tmp_path: Path) -> None:
+    """A night that reads nothing anew records no run, but a rejection still says exit 3."""
+    raw, out = tmp_path / "raw", tmp_path / "out"
+    roots = stand_in.upstreams(jsonl=False)
+    stand_in.serve("/files/rulings-20260819.json", b'{"rulings": "elsewhere"}')
+    code, stdout, _ = _update(raw, out, roots, "scryfall", "comprules")
+    assert code == 3
+    assert "\nrun 1: stored\n" in stdout
+    code, stdout, _ = _update(raw, out, roots, "scryfall", "comprules")
+    assert code == 3
+    assert "\nno run: nothing new (1 files unchanged since they were stored)\nrejected:\n" in stdout
+    assert "  scryfall/rulings.json: " in stdout
+    assert len(rows(out, "runs")) == 1
+
+
 def test_a_busy_dataset_exits_4_with_the_files_fetched(stand_in: StandIn, tmp_path: Path) -> None:
     """Another ingest holds the lock: the fetch is done and kept, the ingest waits for tomorrow."""
     raw, out = tmp_path / "raw", tmp_path / "out"
