@@ -7,15 +7,16 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from tqdm import tqdm
 
 from pipeline import interrupts
 from pipeline.errors import PipelineError, StoreError, UsageError
-from pipeline.folding.catalog import load_catalog
-from pipeline.ingest import IngestReport, ingest
+from pipeline.fetching.client import Settings
+from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
+from pipeline.ingest import IngestReport, Outcome, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.publishing.dataset import load_changeset, load_history
 from pipeline.publishing.render import render_json, render_markdown
@@ -23,10 +24,13 @@ from pipeline.publishing.render_html import render_html
 from pipeline.publishing.stats import dataset_stats, render_stats
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
+from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Callable
+
+_Report = TypeVar("_Report")
 
 # The --out option of the commands that read a dataset.
 _READ_OUT = click.option(
@@ -40,6 +44,13 @@ RENDERERS = {"markdown": render_markdown, "json": render_json, "html": render_ht
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_PARTIAL = 3
+EXIT_NOTHING_STORED = 5  # every input was rejected
+# Runs that stored nothing, by why: the exit code (a run with nothing to store is fine).
+_NOT_STORED = {
+    Outcome.STRICT: EXIT_FAILED,
+    Outcome.ALL_REJECTED: EXIT_NOTHING_STORED,
+    Outcome.NO_INPUT: EXIT_OK,
+}
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -74,7 +85,8 @@ def cli() -> None:
     multiple=True,
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     help="Card catalog (MTGJSON set/AllPrintings/AtomicCards or Scryfall cards JSON): "
-    "English names, oracle ids, localized names. Repeatable.",
+    "English names, oracle ids, localized names; added to those in each raw root's "
+    ".catalog/ folder. Repeatable.",
 )
 @click.option("--strict", is_flag=True, help="Store nothing if any input is rejected.")
 @click.option(
@@ -131,11 +143,12 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     PIPELINE_FILE_SECONDS (README, "Limits").
     """
     with interrupts.guarded() as guard:
-        report = _ingest_guarded(
+        report = _guarded(
+            ingest,
             list(paths) or [Path("raw")],
             out=out,
             manifest=manifest,
-            catalogs=catalogs,
+            catalog_files=catalogs,
             date_order=DateOrder(date_order) if date_order else None,
             strict=strict,
             wait=wait,
@@ -148,22 +161,14 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
             isolate=True,  # a hostile file must cost its worker, never this process
         )
         _echo(summary(report))
-        for signum in guard.after_commit:
-            name = signal.Signals(signum).name
-            _echo(f"{name} came after run {report.run} was stored: it stays stored", err=True)
-    if not report.stored:
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_PARTIAL if report.rejected else EXIT_OK)
+        _after_commit(guard, report)
+    sys.exit(_ingest_exit(report))
 
 
-def _ingest_guarded(
-    paths: list[Path],
-    catalogs: tuple[Path, ...],
-    **options: Any,  # noqa: ANN401 - ingest()'s
-) -> IngestReport:
-    """ingest(), its errors and an interrupt before its commit turned into exit codes."""
+def _guarded(run: Callable[..., _Report], *args: Any, **options: Any) -> _Report:  # noqa: ANN401
+    """RUN(*ARGS, **OPTIONS): its errors and an interrupt before its commit as exit codes."""
     try:
-        return ingest(paths, catalog=load_catalog(catalogs) if catalogs else None, **options)
+        return run(*args, **options)
     except PipelineError as exc:
         _fail(exc)
     except interrupts.Interrupted as exc:
@@ -173,6 +178,164 @@ def _ingest_guarded(
     finally:
         for bar in _BARS:
             bar.close()
+
+
+def _after_commit(guard: interrupts.Guard, report: IngestReport) -> None:
+    """Say on stderr that a signal came once the run was stored (it stays stored)."""
+    for signum in guard.after_commit:
+        name = signal.Signals(signum).name
+        _echo(f"{name} came after run {report.run} was stored: it stays stored", err=True)
+
+
+def _ingest_exit(report: IngestReport) -> int:
+    if report.stored or report.outcome is Outcome.UNCHANGED:
+        return EXIT_PARTIAL if report.rejected else EXIT_OK
+    return _NOT_STORED[report.outcome]
+
+
+_UPSTREAMS, _SETTINGS = Upstreams(), Settings()  # the defaults the options show
+
+
+def _fetch_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The SOURCE arguments and options `fetch` and `update` share."""
+    options = [
+        click.argument("sources", nargs=-1, type=click.Choice(SOURCES)),
+        click.option("--raw", type=click.Path(path_type=Path, file_okay=False),
+                     default=Path("raw"), show_default=True, help="Raw folder to fetch into."),
+        click.option("--scryfall-api", default=_UPSTREAMS.scryfall, show_default=True,
+                     help="Scryfall API root (its /bulk-data index)."),
+        click.option("--mtgjson-api", default=_UPSTREAMS.mtgjson, show_default=True,
+                     help="MTGJSON v5 API root (AllPrintings.json.xz, Meta.json)."),
+        click.option("--comprules-page", default=_UPSTREAMS.comprules, show_default=True,
+                     help="The rules page linking the Comprehensive Rules .txt."),
+        click.option("--pause", type=click.FloatRange(min=0), default=_SETTINGS.pause,
+                     show_default=True, help="Seconds between two requests to one host."),
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=_SETTINGS.read_timeout,
+                     show_default=True, help="Seconds a server may stay silent (connect: at "
+                     f"most {_SETTINGS.connect_timeout:g})."),
+        click.option("--retries", type=click.IntRange(min=0), default=_SETTINGS.retries,
+                     show_default=True, help="Attempts after the first, per request, on "
+                     "408, 429, 5xx and broken connections."),
+        click.option("--max-wait", type=click.FloatRange(min=0), default=_SETTINGS.max_wait,
+                     show_default=True, help="Longest wait before a retry; a Retry-After "
+                     "above it fails the source."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _fetching(options: dict[str, Any]) -> tuple[list[str], Upstreams, Settings]:
+    """The sources (default: all, each once), upstreams and settings of fetch options."""
+    names = list(dict.fromkeys(options["sources"])) or list(SOURCES)
+    upstreams = Upstreams(
+        options["scryfall_api"], options["mtgjson_api"], options["comprules_page"]
+    )
+    settings = Settings(
+        pause=options["pause"],
+        connect_timeout=min(_SETTINGS.connect_timeout, options["timeout"]),
+        read_timeout=options["timeout"],
+        retries=options["retries"],
+        max_wait=options["max_wait"],
+    )
+    return names, upstreams, settings
+
+
+@cli.command("fetch", short_help="Download the latest public data into raw/.")
+@_fetch_options
+def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
+    """Download the latest files of each SOURCE (default: all) into raw/, only if changed.
+
+    scryfall: the bulk rulings and the oracle cards (raw/.catalog/, the ingest's catalog);
+    mtgjson: AllPrintings.json.xz, checked against its sha256; comprules: the current
+    Comprehensive Rules text. Exit 0 all fetched, 3 some sources failed, 1 all failed.
+    """
+    names, upstreams, settings = _fetching(options)
+    report = fetch(names, raw=options["raw"], upstreams=upstreams, settings=settings)
+    _echo_fetch(report)
+    sys.exit(_fetch_exit(report))
+
+
+@cli.command("update", short_help="Fetch, then ingest what changed: the nightly job.")
+@_fetch_options
+@click.option("--out", type=click.Path(path_type=Path), default=Path("normalized"),
+              show_default=True, help="Dataset folder to write.")  # fmt: skip
+@click.option(
+    "--catalog",
+    "catalogs",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Card catalog besides those in RAW/.catalog/. Repeatable.",
+)
+@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
+              help="Seconds to wait for another ingest writing the same --out.")  # fmt: skip
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Processes for the per-file stage [default: the cores].")  # fmt: skip
+def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
+    """Fetch each SOURCE (default: all) into --raw, then ingest --raw into --out as one run.
+
+    Only the files that changed are read; when nothing did, no run is recorded. Exit 0 all
+    fetched and stored (or nothing new), 3 a source failed or inputs were rejected (the rest
+    stored), 5 every input rejected, 1 nothing fetched or stored, 4 another ingest holds
+    the lock.
+    """
+    names, upstreams, settings = _fetching(options)
+    with interrupts.guarded() as guard:
+        report = _guarded(
+            update,
+            names,
+            raw=options["raw"],
+            out=options["out"],
+            upstreams=upstreams,
+            settings=settings,
+            catalog_files=options["catalogs"],
+            wait=options["wait"],
+            workers=options["workers"],
+            progress=_progress_bar,
+            fetched=_echo_fetch,
+            isolate=True,  # a hostile file must cost its worker, never this process
+        )
+        if report.ingested is None:
+            _echo("nothing ingested: no source could be fetched")
+        else:
+            _echo(summary(report.ingested))
+            _after_commit(guard, report.ingested)
+    sys.exit(_update_exit(report))
+
+
+def _echo_fetch(report: FetchReport) -> None:
+    """Each file's line, then the totals; each failure on stderr, one line each."""
+    for source in report.sources:
+        for f in source.files:
+            state = "new" if f.changed else "unchanged"
+            _echo(f"{source.name}: {f.path} {state} ({f.size:,} bytes)")
+            for old in f.superseded:
+                _echo(f"{source.name}: {old} removed (superseded by {f.path})")
+    for failure in report.failures:
+        _echo(f"Error: {failure}", err=True)
+    files = [f for s in report.sources for f in s.files]
+    failed = (
+        f", {len(report.failed)} of {len(report.sources)} sources failed" if report.failed else ""
+    )
+    _echo(
+        f"fetched {len(files)} files ({len(report.changed)} new){failed}: "
+        f"{report.requests} requests, {report.downloaded:,} bytes downloaded, "
+        f"{report.seconds:.1f} s"
+    )
+
+
+def _fetch_exit(report: FetchReport) -> int:
+    if not report.failed:
+        return EXIT_OK
+    return EXIT_FAILED if len(report.failed) == len(report.sources) else EXIT_PARTIAL
+
+
+def _update_exit(report: UpdateReport) -> int:
+    ingested = report.ingested
+    if ingested is None:
+        return EXIT_FAILED
+    code = _ingest_exit(ingested)
+    return EXIT_PARTIAL if code == EXIT_OK and report.fetched.failed else code
 
 
 @cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
@@ -284,8 +447,17 @@ _BARS: list[Any] = []  # the bars of this command, closed when it ends
 
 def summary(report: IngestReport) -> str:
     """The human summary of one run, as printed at its end."""
+    if report.outcome is Outcome.NO_INPUT:
+        return "no run: no input files (hidden files, READMEs and the manifest are not inputs)"
+    if report.outcome is Outcome.UNCHANGED:
+        skipped = report.count(FileStatus.SKIPPED)
+        lines = [f"no run: nothing new ({skipped} files unchanged since they were stored)"]
+        if report.rejected:
+            lines.append("rejected:")
+            lines += [f"  {shown(f.source_path)}: {f.reason}" for f in report.rejected]
+        return "\n".join(lines)
     lines = [
-        f"run {report.run}: " + ("stored" if report.stored else "NOT stored (--strict)"),
+        f"run {report.run}: {report.outcome.value}",
         f"  files read      {report.count(FileStatus.STORED)}",
         f"  files unchanged {report.count(FileStatus.SKIPPED)} (skipped)",
         f"  files rejected  {len(report.rejected)}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -12,8 +13,8 @@ import pyarrow.compute as pc
 
 from pipeline.columns import kept
 from pipeline.diffing.history import SNAPSHOT, run_history, state_from_sightings, with_current
-from pipeline.errors import InputError
-from pipeline.folding.catalog import Catalog, apply_catalog
+from pipeline.errors import InputError, UsageError
+from pipeline.folding.catalog import Catalog, apply_catalog, load_catalog
 from pipeline.folding.merge import (
     assign_languages,
     carry_rule_dates,
@@ -36,8 +37,22 @@ from pipeline.storage.store import without_ruling_texts
 from pipeline.text.language import forget, remember
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from pathlib import Path
+
+# The folder of a raw root whose files are card catalogs, not inputs (hidden: the reader
+# passes over it); `pipeline fetch` keeps Scryfall's oracle cards there.
+CATALOG_FOLDER = ".catalog"
+
+
+class Outcome(StrEnum):
+    """How a run ended: stored as a run of the dataset, or why no run was recorded."""
+
+    STORED = "stored"
+    STRICT = "NOT stored (--strict)"  # an input was rejected and --strict was given
+    ALL_REJECTED = "NOT stored (every input was rejected)"
+    NO_INPUT = "no input files"  # nothing to read: no run is recorded
+    UNCHANGED = "nothing new"  # no file read anew, and asked to record no such run
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +65,14 @@ class IngestReport:
     new_keys: int
     warnings: tuple[str, ...]
     ambiguous: tuple[str, ...]
-    stored: bool
+    outcome: Outcome
     started_at: dt.datetime = field(compare=False)
     finished_at: dt.datetime = field(compare=False)
+
+    @property
+    def stored(self) -> bool:
+        """Whether the run was committed (RUN is then the dataset's newest run)."""
+        return self.outcome is Outcome.STORED
 
     @property
     def rejected(self) -> tuple[FileReport, ...]:
@@ -75,6 +95,7 @@ def ingest(
     out: Path,
     manifest: Path | None = None,
     catalog: Catalog | None = None,
+    catalog_files: Sequence[Path] = (),
     date_order: DateOrder | None = None,
     strict: bool = False,
     wait: float = 0,
@@ -87,10 +108,14 @@ def ingest(
     link_translations: bool = True,
     limits: Limits | None = None,
     isolate: bool = False,
+    record_unchanged: bool = True,
 ) -> IngestReport:
     """Ingest the raw files under PATHS into the dataset in OUT as one run.
 
-    CATALOG (see load_catalog) maps cards to English names and oracle ids. PROGRESS is
+    CATALOG (see load_catalog) maps cards to English names and oracle ids; without one,
+    the CATALOG_FILES and the files in each raw root's `.catalog/` folder are loaded as the
+    catalog, only if the run has something to read (a found one that cannot be read is
+    rejected, and the run goes on without it). PROGRESS is
     given the number of files and returns a callback told how many more are done. The
     per-file stage runs on WORKERS processes (default: the cores), or on a Dask cluster
     with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none). REHASH
@@ -99,6 +124,9 @@ def ingest(
     card links them); those linked are ranked on WORKERS processes as well.
     LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
     reads even a single batch in a worker process, within the per-file budgets.
+    A run that reads no file records no run; one that reads no file anew (each unchanged, or
+    rejected) records one unless RECORD_UNCHANGED is False. A run whose every input is
+    rejected stores nothing.
     """
     limits = limits or Limits.from_env()
     started = dt.datetime.now(tz=dt.UTC)
@@ -151,7 +179,9 @@ def ingest(
         done = _Stored()
         if pool.batches:
             linking = (workers or os.cpu_count() or 1) if link_translations else 0
-            done = _stored(out, pool, results, catalog=catalog, languages=languages, run=run,
+            named_by, unusable = _catalog(catalog, catalog_files, found_catalogs(paths))
+            bad_rows += unusable
+            done = _stored(out, pool, results, catalog=named_by, languages=languages, run=run,
                            link_workers=linking)  # fmt: skip
         ordered = [results[i] for i in range(len(jobs))]
         reports = [*bad_rows, *(r.report for r in ordered)]
@@ -163,7 +193,7 @@ def ingest(
             new_keys=done.new_keys,
             warnings=(*warnings, *done.warnings),
             ambiguous=tuple(r.report.source_path for r in ordered if r.ambiguous),
-            stored=not (strict and any(r.status is FileStatus.REJECTED for r in reports)),
+            outcome=_outcome(reports, strict=strict, record_unchanged=record_unchanged),
             started_at=started,
             finished_at=dt.datetime.now(tz=dt.UTC),
         )
@@ -176,6 +206,59 @@ def ingest(
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
             commit.commit(out, tables, done.parts, done.segments)
     return report
+
+
+def _outcome(reports: list[FileReport], *, strict: bool, record_unchanged: bool) -> Outcome:
+    statuses = {r.status for r in reports}
+    if not reports:
+        return Outcome.NO_INPUT
+    if statuses == {FileStatus.REJECTED}:
+        return Outcome.ALL_REJECTED
+    if strict and FileStatus.REJECTED in statuses:
+        return Outcome.STRICT
+    if not record_unchanged and FileStatus.STORED not in statuses:
+        return Outcome.UNCHANGED  # skipped files, maybe some rejected again: nothing new
+    return Outcome.STORED
+
+
+def found_catalogs(paths: Sequence[Path]) -> list[tuple[str, Path]]:
+    """The catalog files in the `.catalog/` folder of each raw root (folder) in PATHS."""
+    found = []
+    for given in paths:
+        folder = given / CATALOG_FOLDER
+        if not given.is_dir() or not folder.is_dir():
+            continue
+        found += [(f"{CATALOG_FOLDER}/{path.name}", path) for path in sorted(folder.iterdir())
+                  if not path.name.startswith(".") and path.is_file()]  # fmt: skip
+    return found
+
+
+def _catalog(
+    given: Catalog | None, files: Sequence[Path], found: list[tuple[str, Path]]
+) -> tuple[Catalog | None, list[FileReport]]:
+    """The run's catalog: GIVEN, else FILES and those FOUND; the found ones left out, rejected.
+
+    A file of FILES that cannot be read stops the run (a usage error, as --catalog always
+    did); a found one is left out and reported, as any unreadable input is.
+    """
+    if given is not None or not (files or found):
+        return given, []
+    try:
+        return load_catalog([*files, *(path for _, path in found)]), []
+    except UsageError:
+        if not found:
+            raise
+    # Which found file is unreadable: each alone (only on this rare path).
+    usable, rejected = [], []
+    for name, path in found:
+        try:
+            load_catalog([path])
+        except UsageError as exc:
+            reason = str(exc).removeprefix(f"{path}: ")
+            rejected.append(FileReport(name, None, FileStatus.REJECTED, reason=reason))
+        else:
+            usable.append(path)
+    return (load_catalog([*files, *usable]) if files or usable else None), rejected
 
 
 @dataclass(frozen=True, slots=True)

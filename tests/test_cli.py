@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from typing import TYPE_CHECKING
 
 from click.testing import CliRunner
-from conftest import data_files
+from conftest import FIXTURES, data_files, rows
 
 from pipeline.cli import cli
 from pipeline.storage import store
@@ -122,3 +123,61 @@ def test_module_entry_point_and_defaults(raw_copy: Path, tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert (work / "normalized" / "rulings").is_dir()
+
+
+def test_every_input_rejected_exits_5(tmp_path: Path, out: Path) -> None:
+    """Nothing could be stored: its own first line, exit 5, and no run recorded."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "blank.txt").write_text("\n\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
+    assert code == 5
+    assert stdout.startswith("run 1: NOT stored (every input was rejected)\n")
+    assert "rejected:\n  blank.txt: empty file" in stdout
+    assert not out.exists() or not data_files(out)
+
+
+def test_an_empty_folder_records_no_run(tmp_path: Path, out: Path) -> None:
+    """No input file: nothing to do, exit 0, and the dataset gets no empty run."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "manifest.csv").write_text("path,card\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
+    assert code == 0
+    assert stdout == (
+        "no run: no input files (hidden files, READMEs and the manifest are not inputs)\n"
+    )
+    assert not out.exists() or not data_files(out)
+
+
+BULK = (
+    '[{"object":"ruling","oracle_id":"22f1a4a4-c423-4d1c-8775-0ed604a9fa51",'
+    '"source":"wotc","published_at":"2020-01-01","comment":"A bulk ruling."}]'
+)
+
+
+def test_catalogs_in_the_raw_roots_catalog_folder_are_used(tmp_path: Path, out: Path) -> None:
+    """RAW/.catalog/ holds catalogs, not inputs: loaded without --catalog, they name the card."""
+    raw = tmp_path / "raw"
+    (raw / ".catalog").mkdir(parents=True)
+    (raw / "bulk.json").write_text(BULK, encoding="utf-8")
+    shutil.copy(FIXTURES / "catalog" / "scryfall-cards.json", raw / ".catalog" / "oracle.json")
+    code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
+    assert code == 0, stdout
+    assert "  files read      1" in stdout
+    assert "  warnings        0" in stdout
+    assert [(r["card"], r["source"]) for r in rows(out, "sightings")] == [
+        ("Deathrite Shaman", "scryfall/wotc")
+    ]
+
+
+def test_an_unreadable_catalog_in_the_folder_is_rejected(tmp_path: Path, out: Path) -> None:
+    """A found catalog that cannot be read is left out and reported; the rest is stored."""
+    raw = tmp_path / "raw"
+    (raw / ".catalog").mkdir(parents=True)
+    (raw / "bulk.json").write_text(BULK, encoding="utf-8")
+    (raw / ".catalog" / "broken.json").write_text("not a catalog\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
+    assert code == 3
+    assert "rejected:\n  .catalog/broken.json: cannot read the catalog (" in stdout
+    assert "1 rulings name only an oracle id" in stdout

@@ -9,16 +9,16 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
 # The stages in the order the data goes through them (README, "Architecture").
-STAGES = ["text", "reading", "folding", "storage", "diffing", "publishing"]
+STAGES = ["fetching", "text", "reading", "folding", "storage", "diffing", "publishing"]
 # Shared vocabulary any stage may import: errors, the row and table shapes, Arrow helpers.
 FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns", "interrupts"}
-# What runs the stages: the ingest orchestration, the command line around it, and the
+# What runs the stages: the ingest and update orchestrations, the command line around them, the
 # process set-up the package makes on import (Arrow's allocator).
-SHELL = {"__init__", "__main__", "ingest", "cli", "allocator"}
+SHELL = {"__init__", "__main__", "ingest", "update", "cli", "allocator"}
 
 
 def _rank(module: str) -> int:
-    """Where a module under pipeline/ stands: foundation 0, the stages 1-6, the shell 7."""
+    """Where a module under pipeline/ stands: foundation 0, the stages 1-7, the shell 8."""
     first = module.split(".", maxsplit=1)[0]
     if first in FOUNDATION:
         return 0
@@ -72,5 +72,6 @@ def test_each_stage_says_what_it_holds_and_may_import() -> None:
         doc = ast.get_docstring(ast.parse((PACKAGE / stage / "__init__.py").read_text()))
         assert doc is not None, stage
         holds, imports = doc.split("\n\n")
-        assert holds.startswith(f"Stage {STAGES.index(stage) + 1}, {stage}:"), stage
+        # Numbered from 0: fetching, stage 0, comes before text (1) and reading (2).
+        assert holds.startswith(f"Stage {STAGES.index(stage)}, {stage}:"), stage
         assert "import" in imports.lower(), stage

@@ -1,0 +1,342 @@
+"""HTTP for the fetchers: polite, conditional, retried requests and resumable downloads.
+
+Built on requests, with its own attempt loop rather than urllib3's Retry: a download that
+breaks off is resumed with Range and If-Range (RFC 9110), which needs the loop to know how
+many bytes are already on disk and whether the server answered 206 or sent it all again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import re
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Self
+from urllib.parse import urlsplit
+
+import requests
+
+from pipeline.errors import PipelineError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+# Statuses worth asking again: timeout, too many requests, the server's own errors.
+RETRIED = frozenset({408, 429, *range(500, 600)})
+SMALL_LIMIT = 16 * 1024 * 1024  # an index, a digest or a page: never a bulk file
+# A read cut short by a broken connection loses its bytes: the resume starts at the last whole one.
+_CHUNK = 64 * 1024
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\"()\]]+)")
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+
+
+def user_agent() -> str:
+    """The User-Agent of every request: the tool, its version, the HTTP library."""
+    try:
+        version = metadata.version("mtg-rulings-pipeline")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"mtg-rulings-pipeline/{version} (pipeline fetch) python-requests/{requests.__version__}"
+
+
+class FetchError(PipelineError):
+    """A request that failed or a download that was refused, with the URL and the reason."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"{url}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How the fetchers behave towards the servers; tests shorten every wait."""
+
+    pause: float = 0.1  # seconds between two requests to one host (Scryfall asks 50-100 ms)
+    connect_timeout: float = 10.0
+    read_timeout: float = 60.0  # the longest silence while a body streams
+    retries: int = 4  # attempts after the first, per request or download
+    backoff: float = 1.0  # the first wait between attempts, doubled each time
+    max_wait: float = 120.0  # the longest wait; a Retry-After above it is not waited for
+    sleep: Callable[[float], None] = time.sleep
+    user_agent: str = field(default_factory=user_agent)
+
+
+class Validators(NamedTuple):
+    """What the server said identifies a file's version, for "only if changed" requests."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Download:
+    """How a download ended: not modified (304), or a body of SIZE bytes on disk."""
+
+    modified: bool
+    validators: Validators = field(default_factory=Validators)
+    size: int = 0
+    expected: int | None = None  # what Content-Length (or Content-Range) announced
+
+
+class _Attempts:
+    """The attempts left for one request; waits before the next, raises when none is left."""
+
+    def __init__(self, url: str, settings: Settings) -> None:
+        self.url = url
+        self.settings = settings
+        self.made = 0
+
+    def again(self, reason: str, retry_after: float | None = None) -> None:
+        self.made += 1
+        s = self.settings
+        if retry_after is not None and retry_after > s.max_wait:
+            msg = (f"{reason}, Retry-After {retry_after:g} s is over the {s.max_wait:g} s "
+                   "allowed (--max-wait): not retried")  # fmt: skip
+            raise FetchError(self.url, msg)
+        if self.made > s.retries:
+            tries = f"{self.made} attempts" if self.made > 1 else "1 attempt"
+            raise FetchError(self.url, f"{reason} (gave up after {tries})")
+        wait = retry_after if retry_after is not None else s.backoff * 2 ** (self.made - 1)
+        s.sleep(min(wait, s.max_wait))
+
+
+class Client:
+    """One session for a fetch: counts requests and bytes, pauses between requests to a host."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self.session = requests.Session()
+        self.requests = 0
+        self.downloaded = 0  # body bytes received, in every request
+        self._last: dict[str, float] = {}
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.session.close()
+
+    def get(self, url: str, *, accept: str, limit: int = SMALL_LIMIT) -> bytes:
+        """The body of a small document (an index, a digest, a page), retried as needed."""
+        attempts = _Attempts(url, self.settings)
+        while True:
+            try:
+                with self._send(url, {"Accept": accept}) as response:
+                    if response.status_code != requests.codes.ok:
+                        _refuse_or_wait(response, attempts)
+                        continue
+                    body = bytearray()
+                    for chunk in response.iter_content(_CHUNK):
+                        body += chunk
+                        self.downloaded += len(chunk)
+                        if len(body) > limit:
+                            raise FetchError(url, f"more than {limit:,} bytes: not an index")
+                    return bytes(body)
+            except _TRANSIENT as exc:
+                attempts.again(describe(exc))
+            except requests.RequestException as exc:
+                raise FetchError(url, describe(exc)) from exc
+
+    def download(
+        self, url: str, temp: Path, *, accept: str, validators: Validators | None = None
+    ) -> Download:
+        """Stream URL into TEMP, resuming a broken body where the server allows it.
+
+        With VALIDATORS the request is conditional: a 304 leaves TEMP empty. A body that
+        breaks off is asked for again from where it stopped (Range, and If-Range with the
+        first answer's ETag or Last-Modified, so that a file changed in between is never
+        spliced); a server that answers 200 is sending the whole file again, which replaces
+        what was written.
+        """
+        attempts = _Attempts(url, self.settings)
+        with temp.open("wb") as handle:
+            body = _Body(handle)
+            while True:
+                headers = body.headers(accept, validators)
+                try:
+                    with self._send(url, headers) as response:
+                        done = body.take(response, headers, attempts, self._count)
+                    if done is not None:
+                        return done
+                except _TRANSIENT as exc:
+                    where = f" after {body.got:,} bytes" if body.got else ""
+                    attempts.again(describe(exc) + where)
+                except requests.RequestException as exc:
+                    raise FetchError(url, describe(exc)) from exc
+
+    def _count(self, size: int) -> None:
+        self.downloaded += size
+
+    def _send(self, url: str, headers: dict[str, str]) -> requests.Response:
+        """One GET, after the pause the host is owed since the last request to it."""
+        s = self.settings
+        host = urlsplit(url).netloc
+        last = self._last.get(host)
+        if last is not None and (wait := last + s.pause - time.monotonic()) > 0:
+            s.sleep(wait)
+        self.requests += 1
+        try:
+            return self.session.get(
+                url,
+                headers={"User-Agent": s.user_agent, **headers},
+                stream=True,
+                timeout=(s.connect_timeout, s.read_timeout),
+            )
+        finally:
+            self._last[host] = time.monotonic()
+
+
+class _Body:
+    """A download's bytes on disk across attempts: how many, and how to resume them."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.got = 0
+        self.resume: str | None = None  # the If-Range value, while the bytes may be resumed
+        self.first = Download(modified=True)
+
+    def headers(self, accept: str, validators: Validators | None) -> dict[str, str]:
+        """The next attempt's request: resume what is on disk, or ask only if changed."""
+        headers = {"Accept": accept, "Accept-Encoding": "identity"}
+        if self.got and self.resume:
+            return headers | {"Range": f"bytes={self.got}-", "If-Range": self.resume}
+        return headers | _conditional(validators) if validators is not None else headers
+
+    def take(
+        self,
+        response: requests.Response,
+        headers: dict[str, str],
+        attempts: _Attempts,
+        count: Callable[[int], None],
+    ) -> Download | None:
+        """Write the answer to HEADERS; the download once whole, None to ask again."""
+        status = response.status_code
+        if status == requests.codes.not_modified and _asked(headers):
+            return Download(modified=False, validators=self.first.validators)
+        if (
+            status == requests.codes.partial
+            and "Range" in headers
+            and (_range_start(response) == self.got)
+        ):
+            expected = _range_total(response) or self.first.expected
+        elif status == requests.codes.ok:
+            self._restart()  # the whole body again: what was written goes
+            self.first = _first(response)
+            self.resume, expected = _resumable(response, self.first), self.first.expected
+        elif status in {requests.codes.partial, requests.codes.range_not_satisfiable}:
+            self._restart()
+            attempts.again(f"HTTP {status} to a Range request: starting over")
+            return None
+        else:
+            _refuse_or_wait(response, attempts)
+            return None
+        for chunk in response.iter_content(_CHUNK):
+            self.handle.write(chunk)
+            self.got += len(chunk)
+            count(len(chunk))
+        if expected is not None and self.got != expected:
+            attempts.again(f"the body ended at {self.got:,} of {expected:,} bytes")
+            return None
+        self.handle.flush()
+        return Download(
+            modified=True, validators=self.first.validators, size=self.got, expected=expected
+        )
+
+    def _restart(self) -> None:
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.got, self.resume = 0, None
+
+
+# Failures of the connection, worth another attempt; any other requests error is final.
+_TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line reason for a requests error (its text nests urllib3's in a long line)."""
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return "the connection broke off during the body"
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return "no connection within the connect timeout"
+    if isinstance(exc, requests.Timeout) or "Read timed out" in str(exc):
+        return "the server went silent past the read timeout"
+    found = _ERRNO.search(str(exc))
+    if found is not None:
+        return f"cannot connect: {found.group(1).strip().rstrip('.')}"
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{type(exc).__name__}: {text}"
+
+
+def retry_after(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """Seconds a Retry-After header asks to wait (delay-seconds or an HTTP date), or None."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - (now or dt.datetime.now(tz=dt.UTC))).total_seconds())
+
+
+def _refuse_or_wait(response: requests.Response, attempts: _Attempts) -> None:
+    """Wait before asking again for a status worth it (408, 429, 5xx); refuse any other."""
+    status = response.status_code
+    reason = f"HTTP {status} {response.reason or ''}".strip()
+    if status not in RETRIED:
+        raise FetchError(attempts.url, reason)
+    attempts.again(reason, retry_after(response.headers.get("Retry-After")))
+
+
+def _asked(headers: dict[str, str]) -> bool:
+    """Whether a request was conditional: only then does a 304 mean "unchanged"."""
+    return "If-None-Match" in headers or "If-Modified-Since" in headers
+
+
+def _conditional(validators: Validators) -> dict[str, str]:
+    headers = {}
+    if validators.etag:
+        headers["If-None-Match"] = validators.etag
+    if validators.last_modified:
+        headers["If-Modified-Since"] = validators.last_modified
+    return headers
+
+
+def _first(response: requests.Response) -> Download:
+    """The validators and announced size of a whole (200) answer."""
+    headers = response.headers
+    validators = Validators(headers.get("ETag"), headers.get("Last-Modified"))
+    length = headers.get("Content-Length", "")
+    encoded = headers.get("Content-Encoding", "identity").lower() != "identity"
+    # An encoded body is decoded as it streams: its length is not the bytes written.
+    expected = int(length) if length.isdigit() and not encoded else None
+    return Download(modified=True, validators=validators, expected=expected)
+
+
+def _resumable(response: requests.Response, first: Download) -> str | None:
+    """The If-Range value a broken body of this answer could be resumed with, if any."""
+    headers = response.headers
+    if headers.get("Accept-Ranges", "").lower() == "none" or first.expected is None:
+        return None
+    etag = first.validators.etag
+    if etag and not etag.startswith("W/"):  # a weak tag cannot vouch for a byte range
+        return etag
+    return first.validators.last_modified
+
+
+def _range_start(response: requests.Response) -> int | None:
+    found = _CONTENT_RANGE.fullmatch(response.headers.get("Content-Range", "").strip())
+    return int(found.group(1)) if found else None
+
+
+def _range_total(response: requests.Response) -> int | None:
+    found = _CONTENT_RANGE.fullmatch(response.headers.get("Content-Range", "").strip())
+    return int(found.group(3)) if found and found.group(3) != "*" else None

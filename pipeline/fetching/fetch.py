@@ -1,0 +1,167 @@
+"""`pipeline fetch`: each source's latest files into raw/, only those that changed.
+
+A source that fails is one line (the source, the URL, the reason); the others go on. A file
+is put in place only once verified, so a refused download leaves the previous one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+import requests
+
+from pipeline.fetching import comprules, mtgjson, scryfall
+from pipeline.fetching.client import Client, FetchError, Settings, Validators, describe
+from pipeline.fetching.raw import Entry, RawFolder
+from pipeline.fetching.verify import VerifyError, verify
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+    from pipeline.fetching.job import Job
+
+SOURCES = (scryfall.NAME, mtgjson.NAME, comprules.NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class Upstreams:
+    """Where each source is fetched from: the public services, or a mirror or stand-in."""
+
+    scryfall: str = scryfall.DEFAULT
+    mtgjson: str = mtgjson.DEFAULT
+    comprules: str = comprules.DEFAULT
+
+
+_PLANS: dict[str, Callable[[Client, str], list[Job]]] = {
+    scryfall.NAME: scryfall.plan,
+    mtgjson.NAME: mtgjson.plan,
+    comprules.NAME: comprules.plan,
+}
+
+
+class Fetched(NamedTuple):
+    """One file of a source: where it is under raw/, and whether this fetch changed it."""
+
+    path: str
+    url: str
+    changed: bool
+    size: int
+    superseded: tuple[str, ...] = ()  # older files of the same item, removed
+
+
+@dataclass(frozen=True, slots=True)
+class SourceReport:
+    """What one source gave: its files, and its failures (one line each)."""
+
+    name: str
+    files: tuple[Fetched, ...] = ()
+    failures: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FetchReport:
+    """What a fetch did, with the cost of it: requests made, body bytes received, seconds."""
+
+    sources: tuple[SourceReport, ...]
+    requests: int
+    downloaded: int
+    seconds: float
+    failures: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "failures", tuple(f for s in self.sources for f in s.failures))
+
+    @property
+    def changed(self) -> tuple[Fetched, ...]:
+        """The files this fetch put in place."""
+        return tuple(f for s in self.sources for f in s.files if f.changed)
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """The names of the sources with a failure."""
+        return tuple(s.name for s in self.sources if s.failures)
+
+
+def fetch(
+    names: Sequence[str] = SOURCES,
+    *,
+    raw: Path,
+    upstreams: Upstreams | None = None,
+    settings: Settings | None = None,
+) -> FetchReport:
+    """Fetch the sources NAMES (default: all) into RAW; each failure is reported, not raised."""
+    upstreams = upstreams or Upstreams()
+    started = time.monotonic()
+    raw.mkdir(parents=True, exist_ok=True)
+    folder = RawFolder(raw)
+    with Client(settings) as client:
+        reports = [_source(name, getattr(upstreams, name), client, folder) for name in names]
+    return FetchReport(tuple(reports), client.requests, client.downloaded,
+                       time.monotonic() - started)  # fmt: skip
+
+
+def _source(name: str, upstream: str, client: Client, folder: RawFolder) -> SourceReport:
+    try:
+        jobs = _PLANS[name](client, upstream)
+    except (FetchError, OSError, ValueError) as exc:
+        return SourceReport(name, failures=(f"{name}: {_line(exc, upstream)}",))
+    files, failures = [], []
+    for job in jobs:
+        try:
+            files.append(fetch_file(job, client, folder))
+        except (FetchError, OSError, ValueError) as exc:
+            failures.append(f"{name}: {_line(exc, job.url)}")
+    return SourceReport(name, tuple(files), tuple(failures))
+
+
+def _line(exc: BaseException, url: str) -> str:
+    """A failure as one line: the URL and the reason (no traceback)."""
+    if isinstance(exc, FetchError):
+        return str(exc)
+    if isinstance(exc, requests.RequestException):
+        return f"{url}: {describe(exc)}"
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{url}: cannot write {where}{exc.strerror or exc}"
+    return f"{url}: {exc}"
+
+
+def _now() -> str:
+    return dt.datetime.now(tz=dt.UTC).replace(microsecond=0).isoformat()
+
+
+def fetch_file(job: Job, client: Client, folder: RawFolder) -> Fetched:
+    """Download JOB's file if it changed, verify it, and put it in place; else confirm it."""
+    known = folder.known(job.path, job.url)
+    validators = Validators(known.etag, known.last_modified) if known else None
+    temp = folder.temp_for(job.path)
+    try:
+        got = client.download(job.url, temp, accept=job.accept, validators=validators)
+        now = _now()
+        if not got.modified and known is not None:
+            folder.confirm(job.path, now, extra=job.extra or known.extra)
+            return Fetched(job.path, job.url, changed=False, size=known.size)
+        try:
+            digest = job.digest() if job.digest is not None else None
+            checked = verify(temp, job.path, sha256=digest, size=got.expected)
+        except VerifyError as exc:
+            kept = "the previous file is kept" if known else "nothing stored"
+            msg = f"refused: {exc}; {kept}"
+            raise FetchError(job.url, msg) from exc
+        etag, modified = got.validators
+        if known is not None and checked.sha256 == known.sha256:
+            # The same bytes under new validators: the file stays, untouched.
+            folder.confirm(job.path, now, etag=etag, last_modified=modified, extra=job.extra)
+            return Fetched(job.path, job.url, changed=False, size=checked.size)
+        entry = Entry(job.path, job.source, job.item, job.url, etag, modified, checked.size,
+                      checked.sha256, now, now, dict(job.extra))  # fmt: skip
+        old = folder.place(temp, entry)
+        return Fetched(job.path, job.url, changed=True, size=checked.size, superseded=tuple(old))
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
