@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,46 @@ EXPECTED = FIXTURES / "expected"
 SEEDS = sorted(p.name for p in RAW.glob("0*.txt"))
 # The real public files of ../shared/realdata, where this checkout sits beside them.
 REALDATA = ROOT.parent / "shared" / "realdata"
+
+
+_LOOPBACK = ("127.", "::1", "localhost")
+
+
+class NetworkBlockedError(RuntimeError):
+    """A test tried to reach a host that is not this machine."""
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test at once if it looks up or connects to any host but the loopback.
+
+    The fetcher's defaults are the public services: a test that forgets to point it at
+    its local stand-in must stop here, loudly, not go out (nor wait on a DNS time-out).
+    Not an OSError, so no HTTP client takes it for a connection to retry.
+    """
+    lookup, connect = socket.getaddrinfo, socket.socket.connect
+
+    def refuse_remote(host: Any) -> None:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if not name.startswith(_LOOPBACK):
+            msg = f"a test tried to reach {name!r}: tests use servers on 127.0.0.1 only"
+            raise NetworkBlockedError(msg)
+
+    def local_lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
+        refuse_remote(host)
+        return lookup(host, *args, **kwargs)
+
+    def local_connect(self: socket.socket, address: Any) -> None:
+        if self.family in {socket.AF_INET, socket.AF_INET6}:
+            try:
+                refuse_remote(address[0])
+            except NetworkBlockedError:
+                self.close()  # no socket left for the garbage collector to warn about
+                raise
+        connect(self, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", local_lookup)
+    monkeypatch.setattr(socket.socket, "connect", local_connect)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

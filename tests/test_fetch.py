@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
-from conftest import REALDATA
+from conftest import REALDATA, NetworkBlockedError
 from standin import (
     CARDS,
     RULES_2024,
@@ -500,3 +500,12 @@ def test_cli_fetch_with_every_source_down_exits_1(tmp_path: Path) -> None:
         f"Error: mtgjson: {down}/Meta.json: {REFUSED} (gave up after 1 attempt)",
     ]
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("source", ["scryfall", "mtgjson", "comprules"])
+def test_a_fetch_left_on_the_public_defaults_never_goes_out(source: str, tmp_path: Path) -> None:
+    """Without a stand-in's URL, the test's own guard stops the first request at once."""
+    assert not Upstreams().scryfall.startswith("http://127.")  # the defaults are public
+    with pytest.raises(NetworkBlockedError, match=r"tests use servers on 127\.0\.0\.1 only"):
+        fetch([source], raw=tmp_path / "raw", upstreams=Upstreams(), settings=_settings())
+    assert not (tmp_path / "raw" / ".fetch.json").exists()
