@@ -14,6 +14,7 @@ from pipeline.diffing.history import HistoryEntry, card_history
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
 from pipeline.publishing.changelog import Changeset, changeset, is_rule_change, stale_translations
+from pipeline.reading.read import escaped
 from pipeline.storage import store
 from pipeline.text.normalize import card_key, card_name
 
@@ -81,8 +82,7 @@ def load_history(out: Path, card: str, version: store.Version | None = None) -> 
     try:
         card.encode("utf-8")
     except UnicodeEncodeError:
-        shown = card.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        msg = f"the card name '{shown}' is not valid UTF-8: no card can have it"
+        msg = f"the card name '{escaped(card)}' is not valid UTF-8: no card can have it"
         raise UsageError(msg) from None
     version = version or store.open_version(out)
     name = card_name(card)

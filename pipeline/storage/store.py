@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from pipeline.columns import as_dictionary, encoded, replace_column, used_only
 from pipeline.errors import LockBusyError, StoreError, UsageError
 from pipeline.keys import codes
+from pipeline.reading.read import escaped
 from pipeline.schema import (
     ENCODED_IN_MEMORY,
     MIGRATIONS,
@@ -147,7 +148,7 @@ def check_folder_name(out: Path) -> None:
     try:
         str(out).encode("utf-8")
     except UnicodeEncodeError:
-        shown = str(out).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        shown = escaped(str(out))
         msg = f"{shown}: the dataset folder's name is not valid UTF-8; choose another --out"
         raise UsageError(msg) from None
 
