@@ -38,6 +38,9 @@ class Limits:
     ruling: int = 50_000  # PIPELINE_MAX_RULING: characters of one ruling (real: 3,865)
     memory: int = 2 << 30  # PIPELINE_FILE_MEMORY: bytes a worker may grow by for one file
     seconds: float = 300.0  # PIPELINE_FILE_SECONDS: seconds to read one file
+    # A compressed file's content is never held whole: these stop a decompression bomb.
+    expanded: int = 8 << 30  # PIPELINE_MAX_EXPANDED: bytes one compressed stream expands to
+    ratio: int = 200  # PIPELINE_MAX_RATIO: times its stored size it expands to (real: 8.6)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Limits:
@@ -67,6 +70,8 @@ ENV = {
     "ruling": "PIPELINE_MAX_RULING",
     "memory": "PIPELINE_FILE_MEMORY",
     "seconds": "PIPELINE_FILE_SECONDS",
+    "expanded": "PIPELINE_MAX_EXPANDED",
+    "ratio": "PIPELINE_MAX_RATIO",
 }
 # Set in worker processes only: there a file may be interrupted and its memory capped.
 _IN_WORKER = threading.Event()
@@ -101,7 +106,7 @@ def _address_space() -> int:
     return pages * resource.getpagesize()
 
 
-class _OverTimeError(InputError):
+class OverTimeError(InputError):
     """A file that took longer than its time budget."""
 
 
@@ -110,7 +115,7 @@ _CURRENT: list[tuple[str, float]] = []  # the file being read by this worker, an
 
 def _alarm(_signum: int, _frame: FrameType | None) -> None:
     name, seconds = _CURRENT[-1] if _CURRENT else ("?", 0.0)
-    raise _OverTimeError(name, over("seconds", "reading took too long", seconds))
+    raise OverTimeError(name, over("seconds", "reading took too long", seconds))
 
 
 @contextmanager

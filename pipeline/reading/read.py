@@ -8,14 +8,14 @@ import hashlib
 import io
 import os
 import re
-import stat
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from pipeline.errors import InputError, UsageError
-from pipeline.limits import Limits, over
+from pipeline.limits import Limits
 from pipeline.models import DateOrder, RawDocument, SourceHints
-from pipeline.reading.parsers._json import check_limits, is_json
+from pipeline.reading.parsers._json import is_json, is_json_lines
+from pipeline.reading.source import Source
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -26,7 +26,6 @@ MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_orde
 _IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"})
 # Control characters that never appear in a text dump (tab, LF, CR and FF are allowed).
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f]")
-_CONTROL_NAME = re.compile(r"[\x00-\x1f\x7f]")
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -166,36 +165,14 @@ def read_bytes(file: InputFile, root: Path, limits: Limits | None = None) -> byt
     (a FIFO would block the run, a device never end). A file larger than the memory
     budget of LIMITS is refused unread.
     """
-    if _CONTROL_NAME.search(file.name):
-        raise InputError(repr(file.name), "the file name holds a line break or control character")
-    try:
-        if file.link and not Path(file.path).resolve().is_relative_to(root.resolve()):
-            raise InputError(file.name, "the file (or a link to it) lies outside the raw root")
-        _check_regular(file, os.stat(file.path), limits)  # noqa: PTH116 - a str from scandir
-        # Not blocking: should the file have become a FIFO since, opening it returns at once.
-        descriptor = os.open(file.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(descriptor, "rb") as handle:
-            _check_regular(file, os.fstat(descriptor), limits)
-            return handle.read()
-    except OSError as exc:
-        raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
+    with Source(file.path, file.name, link=file.link, root=root) as source:
+        return source.read_all(limits)
 
 
-_KINDS = (
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
-def _check_regular(file: InputFile, status: os.stat_result, limits: Limits | None) -> None:
-    if not stat.S_ISREG(status.st_mode):
-        kind = next((name for test, name in _KINDS if test(status.st_mode)), "not a file")
-        raise InputError(file.name, f"{kind}, not a regular file: not read")
-    if limits is not None and status.st_size > limits.memory:
-        found = f"a file of {status.st_size:,} bytes, larger than its memory budget"
-        raise InputError(file.name, over("memory", found, limits.memory))
+def sha256_file(file: InputFile, root: Path) -> str:
+    """The sha256 of one raw file as stored, read a chunk at a time (any size)."""
+    with Source(file.path, file.name, link=file.link, root=root) as source:
+        return source.sha256
 
 
 def to_document(
@@ -204,24 +181,37 @@ def to_document(
     hints: SourceHints,
     limits: Limits | None = None,
     sha: str | None = None,
+    *,
+    plain: str = "",
 ) -> RawDocument:
     """Decode a raw file's bytes into a document; raise InputError if they are not text.
 
-    JSON stays bytes (its parsers stream it); JSON in another encoding is re-encoded as UTF-8.
-    JSON past the nesting, string or number limits of LIMITS (default: Limits()) is refused.
-    SHA, the bytes' sha256 where the caller has it, is not computed again.
+    JSON stays bytes (its parsers stream it, looked over for the limits of LIMITS, default
+    Limits()); JSON in another encoding is re-encoded as UTF-8, and JSON Lines are told
+    from a JSON document by their lines. SHA, the bytes' sha256 where the caller has it,
+    is not computed again. PLAIN is the path the document is named by, if not NAME
+    (a compressed file's name without its suffix).
     """
     sha = sha or sha256_bytes(data)
     limits = limits or Limits()
     if is_json(data):
-        check_limits(data, name, limits)
-        return RawDocument(name, sha, "", "utf-8", hints, (), data, limits)
+        lines = _lines_of(data, limits)
+        return RawDocument(name, sha, "", "utf-8", hints, (), data, limits, lines=lines, name=plain)
     text, encoding, warnings = decode(data, name)
     if text.lstrip()[:1] in {"{", "["}:
         data = text.encode("utf-8")
-        check_limits(data, name, limits)
-        return RawDocument(name, sha, "", encoding, hints, warnings, data, limits)
-    return RawDocument(name, sha, text, encoding, hints, warnings, data, limits)
+        lines = _lines_of(data, limits)
+        return RawDocument(
+            name, sha, "", encoding, hints, warnings, data, limits, lines=lines, name=plain
+        )
+    return RawDocument(name, sha, text, encoding, hints, warnings, data, limits, name=plain)
+
+
+def _lines_of(data: bytes, limits: Limits) -> bool:
+    """Whether JSON bytes are JSON Lines (one object a line), not one JSON document."""
+    return data.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{" and is_json_lines(
+        io.BytesIO(data), limits
+    )
 
 
 def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:

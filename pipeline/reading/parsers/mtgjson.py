@@ -19,15 +19,15 @@ SOURCE = "mtgjson"
 
 def detect(doc: RawDocument) -> bool:
     """An MTGJSON file is an object whose top level holds `meta` or `data`."""
-    if not doc.data or doc.text:
+    if not doc.streamed or doc.lines:
         return False
-    kind, keys = top_level(doc.data)
+    kind, keys = top_level(doc)
     return kind == "map" and bool({"meta", "data"} & keys.keys()) and "object" not in keys
 
 
 def cards(doc: RawDocument) -> Iterator[dict[str, Any]]:
     """Every card object of the file, whatever the file's shape, first printing first."""
-    for key, value in kvitems(doc.data, "data", doc.path):
+    for key, value in kvitems(doc, "data"):
         if key == "cards" and isinstance(value, list):  # a set file
             yield from (c for c in value if isinstance(c, dict))
         elif isinstance(value, dict) and isinstance(value.get("cards"), list):  # AllPrintings
@@ -47,7 +47,7 @@ def oracle_id(card: dict[str, Any]) -> str | None:
 
 def build_date(doc: RawDocument, warnings: list[str]) -> dt.date | None:
     """The day the file was built (`meta.date`), the version of the rulings it holds."""
-    printed = scalar_before(doc.data, "meta.date", "data")
+    printed = scalar_before(doc, "meta.date", "data")
     if printed is None:
         return None
     try:
