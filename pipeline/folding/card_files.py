@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pipeline.models import RawDocument
 
 ACCEPTED = (
-    "MTGJSON (a set file, AllPrintings or AtomicCards) or "
+    "MTGJSON (a set file, AllPrintings or AtomicCards; a v4 set object, v3/v4 AllSets) or "
     "Scryfall cards (an array, a list object or JSON Lines of card objects), plain or "
     "compressed (gzip, xz, bzip2, zstd, zip)"
 )
@@ -101,8 +101,8 @@ def _text(card: dict[str, Any], key: str) -> str | None:
 
 
 def _mtgjson(card: dict[str, Any]) -> Entry:
-    """An MTGJSON card: localized names from `foreignData`."""
-    foreign = card.get("foreignData") or []
+    """An MTGJSON card: localized names from `foreignData` (v4, v5) or `foreignNames` (v3)."""
+    foreign = [*(card.get("foreignData") or []), *(card.get("foreignNames") or [])]
     local = [f["name"] for f in foreign if isinstance(f, dict) and isinstance(f.get("name"), str)]
     terms = [
         *_strings(card.get("keywords")),
