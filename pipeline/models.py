@@ -93,7 +93,7 @@ class RawDocument:
     encoding: str
     hints: SourceHints = field(default_factory=SourceHints)
     warnings: tuple[str, ...] = ()
-    data: bytes = b""
+    data: bytes = b""  # JSON held in memory: looked over for the limits when made
     limits: Limits = field(default_factory=Limits)  # the caps its parser reads it under
     opener: Callable[[], BinaryIO] | None = None
     lines: bool = False  # JSON Lines: one JSON object a line

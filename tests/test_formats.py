@@ -296,3 +296,16 @@ def test_a_compressed_text_past_the_memory_budget_is_rejected(tmp_path: Path) ->
         "a compressed text expanding past 2,097,152 bytes, its budget, over the limit of "
         "2,097,152 (PIPELINE_FILE_MEMORY raises it)"
     )
+
+
+def test_a_json_line_past_a_limit_rejects_the_file(tmp_path: Path) -> None:
+    """A line nested past the depth cap is a hostile file, not a slip: rejected, naming the line."""
+    lines = _jsonl(bad_line=False).decode().splitlines()
+    lines.insert(1, '{"object": "ruling", "x": ' + "[" * 100 + "]" * 100 + "}")
+    report = ingest(
+        [_raw(tmp_path, {"deep.jsonl": "\n".join(lines).encode()})], out=tmp_path / "out"
+    )
+    [rejected] = report.rejected
+    assert rejected.reason == (
+        "line 2: JSON nested too deeply, over the limit of 64 (PIPELINE_MAX_DEPTH raises it)"
+    )

@@ -78,11 +78,13 @@ def _short_name(name: str, *, legendary: bool) -> str | None:
 def load_catalog(paths: Iterable[Path], limits: Limits | None = None) -> Catalog:
     """Read card catalog files: MTGJSON or Scryfall cards (see card_files.ACCEPTED).
 
-    A file of no known shape, or one that cannot be read, is a UsageError naming it.
+    A file of no known shape, or one that cannot be read, is a UsageError naming it. The
+    files are read under LIMITS (default: from the environment, as inputs are).
     """
     catalog = Catalog()
+    limits = limits or Limits.from_env()
     for path in paths:
-        for entry in card_files.entries(path, limits or Limits()):
+        for entry in card_files.entries(path, limits):
             # Rulings shorten the names of legendary creatures and planeswalkers.
             legendary = "Legendary" in entry.terms and bool(
                 {"Creature", "Planeswalker"} & set(entry.terms)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pipeline.errors import InputError, UsageError
 from pipeline.limits import Limits
 from pipeline.models import DateOrder, RawDocument, SourceHints
-from pipeline.reading.parsers._json import is_json, is_json_lines
+from pipeline.reading.parsers._json import check_limits, is_json, is_json_lines, line_limit
 from pipeline.reading.source import Source
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_orde
 _IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"})
 # Control characters that never appear in a text dump (tab, LF, CR and FF are allowed).
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f]")
+_NEXT_OBJECT = re.compile(rb"\s*\{")  # after a first line: a second one, an object
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -186,32 +187,44 @@ def to_document(
 ) -> RawDocument:
     """Decode a raw file's bytes into a document; raise InputError if they are not text.
 
-    JSON stays bytes (its parsers stream it, looked over for the limits of LIMITS, default
-    Limits()); JSON in another encoding is re-encoded as UTF-8, and JSON Lines are told
-    from a JSON document by their lines. SHA, the bytes' sha256 where the caller has it,
-    is not computed again. PLAIN is the path the document is named by, if not NAME
-    (a compressed file's name without its suffix).
+    JSON stays bytes (its parsers stream it); JSON past the nesting, string or number limits
+    of LIMITS (default: Limits()) is refused. JSON in another encoding is re-encoded as
+    UTF-8, and JSON Lines are told from a JSON document by their lines. SHA, the bytes'
+    sha256 where the caller has it, is not computed again. PLAIN is the path the document
+    is named by, if not NAME (a compressed file's name without its suffix).
     """
     sha = sha or sha256_bytes(data)
     limits = limits or Limits()
     if is_json(data):
-        lines = _lines_of(data, limits)
+        lines = _looked(data, name, limits)
         return RawDocument(name, sha, "", "utf-8", hints, (), data, limits, lines=lines, name=plain)
     text, encoding, warnings = decode(data, name)
     if text.lstrip()[:1] in {"{", "["}:
         data = text.encode("utf-8")
-        lines = _lines_of(data, limits)
+        lines = _looked(data, name, limits)
         return RawDocument(
             name, sha, "", encoding, hints, warnings, data, limits, lines=lines, name=plain
         )
     return RawDocument(name, sha, text, encoding, hints, warnings, data, limits, name=plain)
 
 
-def _lines_of(data: bytes, limits: Limits) -> bool:
-    """Whether JSON bytes are JSON Lines (one object a line), not one JSON document."""
-    return data.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{" and is_json_lines(
-        io.BytesIO(data), limits
+def _looked(data: bytes, name: str, limits: Limits) -> bool:
+    """Whether JSON bytes are JSON Lines; JSON past a limit raises InputError.
+
+    One JSON document is looked over whole, here, once; JSON Lines a line at a time as
+    they are read (a broken line would mislead a look at the whole).
+    """
+    body = data.removeprefix(codecs.BOM_UTF8)
+    end = body.find(b"\n", 0, line_limit(limits))  # a minified document is one line: not read
+    lines = (
+        body.lstrip()[:1] == b"{"
+        and end >= 0
+        and _NEXT_OBJECT.match(body, end) is not None
+        and is_json_lines(io.BytesIO(body), limits)
     )
+    if not lines:
+        check_limits(data, name, limits)
+    return lines
 
 
 def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:

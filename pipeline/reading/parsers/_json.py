@@ -8,6 +8,7 @@ JSON limits (Look) a chunk ahead of the parser. JSON Lines are read line by line
 from __future__ import annotations
 
 import codecs
+import io
 import itertools
 import json
 from functools import lru_cache
@@ -33,6 +34,7 @@ __all__ = [
     "is_json_lines",
     "items",
     "kvitems",
+    "line_limit",
     "records",
     "scalar_before",
     "top_level",
@@ -47,8 +49,14 @@ def is_json(data: bytes) -> bool:
     return head[:1] in {b"{", b"["}
 
 
-def stream(doc: RawDocument) -> Checked:
-    """A fresh stream of the JSON document, past a UTF-8 BOM, looked over for the limits."""
+def stream(doc: RawDocument) -> io.BytesIO | Checked:
+    """A fresh stream of the JSON document, past a UTF-8 BOM, looked over for the limits.
+
+    A document held in memory was looked over whole when it was made (read.to_document):
+    its streams are not looked at again.
+    """
+    if doc.opener is None:
+        return io.BytesIO(doc.data.removeprefix(codecs.BOM_UTF8))
     return Checked(doc.open(), doc.path, doc.limits)
 
 

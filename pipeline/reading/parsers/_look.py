@@ -29,7 +29,9 @@ _STEPS = np.zeros(256, np.int32)
 _STEPS[[ord("["), ord("{")]] = 1
 _STEPS[[ord("]"), ord("}")]] = -1
 _CHUNK = 1 << 22  # bytes of a whole document looked at at once by check_limits()
-READ = 1 << 20  # bytes a checked stream reads from its source at once
+READ = 1 << 20  # bytes a checked stream reads from its source at once, once under way
+# Its first read: a peek at the top level needs a few hundred bytes, not a whole READ.
+_FIRST_READ = 1 << 16
 _DIGITS = b"-+.0123456789eE"
 # Characters a JSON number is made of become 1, the rest 0: a long number is a long run of 1.
 _NUMERIC = bytes(1 if b in _DIGITS else 0 for b in range(256))
@@ -188,6 +190,7 @@ class Checked(io.RawIOBase):
         super().__init__()
         self._source, self._look = source, Look(path, limits)
         self._chunk, self._at, self._ended, self._first = b"", 0, False, True
+        self._read = _FIRST_READ  # doubled at each read, up to READ
 
     def readable(self) -> bool:
         """A checked stream is read, never written."""
@@ -205,10 +208,11 @@ class Checked(io.RawIOBase):
     def _next(self) -> bytes:
         if self._ended:
             return b""
-        chunk = self._source.read(READ)
+        chunk = self._source.read(self._read)
+        self._read = min(2 * self._read, READ)
         if self._first:
             self._first = False
-            chunk = chunk.removeprefix(codecs.BOM_UTF8) or self._source.read(READ)
+            chunk = chunk.removeprefix(codecs.BOM_UTF8) or self._source.read(self._read)
         if not chunk:
             self._ended = True
             self._look.finish()
