@@ -55,7 +55,6 @@ SUFFIXES = {
     Compression.ZSTD: (".zst", ".zstd"),
     Compression.ZIP: (".zip",),
 }
-HEAD = 16  # bytes sniff() needs
 # Under this many bytes expanded, no stream is refused for its ratio: a small file of
 # repeated lines may compress a few hundred times without being anyone's bomb.
 _RATIO_FLOOR = 1 << 20

@@ -45,9 +45,10 @@ def documents(
     A file that cannot be read as a whole raises InputError; a zip member that cannot be
     read is given as its InputError, and the members after it are still read.
     """
-    kind = compressed.sniff(source.head(compressed.HEAD))
+    head = source.head(64)
+    kind = compressed.sniff(head)
     if kind is None:
-        yield _plain(source, hints, limits)
+        yield _plain(source, head, hints, limits)
     elif kind is Compression.ZIP:
         yield from _members(source, hints, limits)
     else:
@@ -61,9 +62,9 @@ def documents(
                         limits=limits)  # fmt: skip
 
 
-def _plain(source: Source, hints: SourceHints, limits: Limits) -> RawDocument:
-    """An uncompressed file: small ones read whole, larger JSON streamed from the file."""
-    if is_json(source.head(64)) and source.size > min(_WHOLE, limits.memory):
+def _plain(source: Source, head: bytes, hints: SourceHints, limits: Limits) -> RawDocument:
+    """An uncompressed file (HEAD, its first bytes): read whole, or if large JSON streamed."""
+    if source.size > min(_WHOLE, limits.memory) and is_json(head):
         return _streamed(source.name, plain="", sha=source.sha256, opener=source.stream,
                          hints=hints, limits=limits)  # fmt: skip
     data = source.read_all(limits)  # text must be held whole: refused past the budget

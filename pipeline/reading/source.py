@@ -93,8 +93,11 @@ class Source:
         if limits is not None and self.size > limits.memory:
             found = f"a file of {self.size:,} bytes, larger than its memory budget"
             raise InputError(self.name, over("memory", found, limits.memory))
-        with self.stream() as stream:
-            data = stream.read()
+        parts, at = [], 0
+        while at < self.size and (part := self._pread(self.size - at, at)):  # one read, mostly
+            parts.append(part)
+            at += len(part)
+        data = b"".join(parts) if len(parts) != 1 else parts[0]
         self._sha = self._sha or hashlib.sha256(data).hexdigest()
         return data
 
