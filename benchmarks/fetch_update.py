@@ -1,9 +1,9 @@
 """`pipeline update` against the local stand-in: everything new, then nothing new.
 
-Serves the stand-in of tests/standin.py on 127.0.0.1 (Scryfall's index with the old
-`download_uri` key, JSON arrays; the current rules release: the real 2024-02-06 text from
-../shared/realdata where it is there) and runs `update scryfall comprules` twice into a
-scratch folder with the default pause (100 ms between requests to one host), printing the
+Serves the stand-in of tests/standin.py on 127.0.0.1 (Scryfall's index as published today,
+gzipped JSON Lines under `jsonl_download_uri`; MTGJSON's AllPrintings.json.xz and its
+sha256; the current rules release: the real 2024-02-06 text from ../shared/realdata where
+it is there) and runs `update` of every source twice into a scratch folder with the default pause (100 ms between requests to one host), printing the
 requests made, the bytes downloaded and the seconds of each run.
 
     .venv/bin/python benchmarks/fetch_update.py [--pause 0.1]
@@ -32,7 +32,7 @@ REAL_RULES = ROOT.parent / "shared" / "realdata" / "comprules" / "2024-02-06.txt
 def _run(stand_in: StandIn, raw: Path, out: Path, roots: dict[str, str], pause: float) -> None:
     before = len(stand_in.log)
     started = time.perf_counter()
-    report = update(["scryfall", "comprules"], raw=raw, out=out, upstreams=Upstreams(**roots),
+    report = update(["scryfall", "mtgjson", "comprules"], raw=raw, out=out, upstreams=Upstreams(**roots),
                     settings=Settings(pause=pause), workers=1)  # fmt: skip
     seconds = time.perf_counter() - started
     fetched = report.fetched
@@ -51,13 +51,13 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=Settings().pause)
     pause = parser.parse_args().pause
     for stand_in in serving():
-        roots = stand_in.upstreams(jsonl=False)
+        roots = stand_in.upstreams()
         if REAL_RULES.is_file():
             stand_in.serve("/rules/MagicCompRules 20240206.txt", REAL_RULES.read_bytes())
         with tempfile.TemporaryDirectory() as scratch:
             raw, out = Path(scratch) / "raw", Path(scratch) / "normalized"
             rules = len(stand_in.files["/rules/MagicCompRules 20240206.txt"].body)
-            print(f"update scryfall comprules, pause {pause} s, rules release {rules:,} bytes")
+            print(f"update (every source), pause {pause} s, rules release {rules:,} bytes")
             print("everything new:")
             _run(stand_in, raw, out, roots, pause)
             print("nothing new:")

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from pipeline.columns import kept
 from pipeline.diffing.history import SNAPSHOT, run_history, state_from_sightings, with_current
 from pipeline.errors import InputError, UsageError
+from pipeline.folding import card_files
 from pipeline.folding.catalog import Catalog, apply_catalog, load_catalog
 from pipeline.folding.merge import (
     assign_languages,
@@ -130,6 +131,8 @@ def ingest(
     """
     limits = limits or Limits.from_env()
     started = dt.datetime.now(tz=dt.UTC)
+    for path in () if catalog is not None else catalog_files:
+        card_files.check(path, limits)  # a bad --catalog stops the run before it writes
     roots = read.discover(paths, manifest)
     manifests = {root: _manifest_for(root, manifest) for root, _ in roots}
     hints = {root: found for root, (found, _) in manifests.items()}
@@ -184,7 +187,7 @@ def ingest(
             done = _stored(out, pool, results, catalog=named_by, languages=languages, run=run,
                            link_workers=linking)  # fmt: skip
         ordered = [results[i] for i in range(len(jobs))]
-        reports = [*bad_rows, *(r.report for r in ordered)]
+        reports = [*bad_rows, *(report for r in ordered for report in r.reports)]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
         report = IngestReport(
             run=run,
@@ -192,7 +195,7 @@ def ingest(
             rulings_read=done.rulings_read,
             new_keys=done.new_keys,
             warnings=(*warnings, *done.warnings),
-            ambiguous=tuple(r.report.source_path for r in ordered if r.ambiguous),
+            ambiguous=tuple(path for r in ordered for path in r.ambiguous),
             outcome=_outcome(reports, strict=strict, record_unchanged=record_unchanged),
             started_at=started,
             finished_at=dt.datetime.now(tz=dt.UTC),
@@ -288,8 +291,8 @@ def _stored(
     Only what the commit needs outlives this call: the stages' own tables (the run's
     sightings as read, named, folded; the rulings merged) are freed before the commit.
     """
-    as_of = {r.report.source_path: r.report.as_of for r in results.values()
-             if r.report.as_of is not None}  # fmt: skip
+    as_of = {report.source_path: report.as_of for r in results.values() for report in r.reports
+             if report.as_of is not None}  # fmt: skip
     named, catalog_warnings = apply_catalog(dated(pool.collect(), as_of), catalog)
     loaded = _Loaded.of(out, named)
     own = kept(loaded.rulings, pc.is_in(groups(loaded.rulings), value_set=pc.unique(groups(named))))
@@ -467,14 +470,16 @@ def _skip_unchanged(
 
     A file whose size and modification time are those recorded is taken as unchanged
     without being read (REHASH reads and hashes it all the same); any other file stored
-    before is hashed and compared. Returns the skipped files' results by job index, and
-    the indexes of the jobs to scan.
+    before is hashed and compared. A zip archive is known by its members' rows
+    (`archive.zip/member`), which carry the archive's hash, size and time. Returns the
+    skipped files' results by job index, and the indexes of the jobs to scan.
     """  # fmt: skip
     results: dict[int, ScanResult] = {}
     todo: list[int] = []
+    archives = _archives(stored, {(job.file.name, job.context) for job in jobs})
     for index, job in enumerate(jobs):
         name, context = job.file.name, job.context
-        known = stored.get((name, context))
+        known = stored.get((name, context)) or archives.get((name, context))
         if known is None:
             todo.append(index)  # never stored: nothing to compare, no need to read it here
             continue
@@ -483,7 +488,7 @@ def _skip_unchanged(
         same = not rehash and file.size is not None and (size, mtime_ns) == (
             file.size, file.mtime_ns)  # fmt: skip
         try:
-            if not same and read.sha256_bytes(read.read_bytes(file, job.root, job.limits)) != sha:
+            if not same and read.sha256_file(file, job.root) != sha:
                 todo.append(index)
                 continue
         except InputError:
@@ -491,8 +496,28 @@ def _skip_unchanged(
             continue
         skipped = FileReport(name, sha, FileStatus.SKIPPED, context=context,
                              size=file.size, mtime_ns=file.mtime_ns)  # fmt: skip
-        results[index] = ScanResult(skipped)
+        results[index] = ScanResult((skipped,))
     return results, todo
+
+
+def _archives(
+    stored: dict[tuple[str, str], tuple[str, int | None, int | None]],
+    names: set[tuple[str, str]],
+) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
+    """(archive, context) -> its recorded reading, from the rows of its members.
+
+    NAMES are the run's files: a member row `a.zip/b/c.json` is a member of `a.zip` when
+    that is one of them (a folder `a.zip` would hold files of its own name instead). Members
+    whose readings disagree (read in different runs) make the archive be hashed again.
+    """
+    found: dict[tuple[str, str], tuple[str, int | None, int | None] | None] = {}
+    for (path, context), reading in stored.items():
+        for cut in (i for i, char in enumerate(path) if char == "/"):
+            key = (path[:cut], context)
+            if key in names and key not in stored:
+                found[key] = reading if found.get(key, reading) == reading else None
+                break
+    return {key: reading for key, reading in found.items() if reading is not None}
 
 
 def _manifest_for(

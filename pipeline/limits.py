@@ -39,6 +39,9 @@ class Limits:
     ruling: int = 50_000  # PIPELINE_MAX_RULING: characters of one ruling (real: 3,865)
     memory: int = 2 << 30  # PIPELINE_FILE_MEMORY: bytes a worker may grow by for one file
     seconds: float = 300.0  # PIPELINE_FILE_SECONDS: seconds to read one file
+    # A compressed file's content is never held whole: these stop a decompression bomb.
+    expanded: int = 8 << 30  # PIPELINE_MAX_EXPANDED: bytes one compressed stream expands to
+    ratio: int = 200  # PIPELINE_MAX_RATIO: times its stored size it expands to (real: 8.6)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
@@ -66,6 +69,8 @@ ENV = {
     "ruling": "PIPELINE_MAX_RULING",
     "memory": "PIPELINE_FILE_MEMORY",
     "seconds": "PIPELINE_FILE_SECONDS",
+    "expanded": "PIPELINE_MAX_EXPANDED",
+    "ratio": "PIPELINE_MAX_RATIO",
 }
 # The values each cap may take. The upper bounds keep every cap a number the system calls
 # that enforce it accept (setitimer, setrlimit) and far above any real file; seconds may
@@ -77,6 +82,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "ruling": (1, 1 << 40),
     "memory": (1 << 20, 1 << 44),
     "seconds": (0.001, 7 * 24 * 3600),
+    "expanded": (1, 1 << 50),
+    "ratio": (1, 1_000_000),
 }
 # Knobs of the store read when their module loads (tests and benchmarks set them).
 OTHER_SETTINGS: dict[str, tuple[float, float]] = {
@@ -163,7 +170,7 @@ def _address_space() -> int:
     return pages * resource.getpagesize()
 
 
-class _OverTimeError(InputError):
+class OverTimeError(InputError):
     """A file that took longer than its time budget."""
 
 
@@ -172,7 +179,7 @@ _CURRENT: list[tuple[str, float]] = []  # the file being read by this worker, an
 
 def _alarm(_signum: int, _frame: FrameType | None) -> None:
     name, seconds = _CURRENT[-1] if _CURRENT else ("?", 0.0)
-    raise _OverTimeError(name, over("seconds", "reading took too long", seconds))
+    raise OverTimeError(name, over("seconds", "reading took too long", seconds))
 
 
 @contextmanager

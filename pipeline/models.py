@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from pipeline.limits import Limits
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 
 class Layout(StrEnum):
@@ -78,19 +79,36 @@ class SourceHints:
 
 @dataclass(frozen=True, slots=True)
 class RawDocument:
-    """One raw file: its bytes and, for text layouts, its text with LF line ends.
+    """One raw document: a file, or a member of an archive, and how to read its content.
 
-    JSON is parsed from the bytes as a stream, so a JSON document's text is empty.
+    A text layout's document holds its text with LF line ends. A JSON document's text is
+    empty: its parsers stream it from `open()`, as often as they need (a peek at its top
+    level, `meta` before `data`, then its items), from `data` or, for a large or compressed
+    file, from OPENER, which gives a fresh stream of the content (decompressed) each time.
     """
 
-    path: str
-    sha256: str
+    path: str  # the source_path: `seed.txt.gz`, `archive.zip/member.json`
+    sha256: str  # of the file as stored (compressed bytes; an archive's, for its members)
     text: str
     encoding: str
     hints: SourceHints = field(default_factory=SourceHints)
     warnings: tuple[str, ...] = ()
-    data: bytes = b""
+    data: bytes = b""  # JSON held in memory: looked over for the limits when made
     limits: Limits = field(default_factory=Limits)  # the caps its parser reads it under
+    opener: Callable[[], BinaryIO] | None = None
+    lines: bool = False  # JSON Lines: one JSON object a line
+    # The path its default source name comes from: PATH without a compression suffix, so
+    # that `seed.txt.gz` holds versions of the dump `seed.txt` (empty: PATH itself).
+    name: str = ""
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the document is JSON (or JSON Lines) read as a stream, not text."""
+        return not self.text and (self.opener is not None or bool(self.data))
+
+    def open(self) -> BinaryIO:
+        """A fresh binary stream of the document's content, from its first byte."""
+        return self.opener() if self.opener is not None else io.BytesIO(self.data)
 
 
 class ParsedRuling(NamedTuple):

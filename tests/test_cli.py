@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import shutil
 import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, data_files, rows
 
@@ -156,12 +159,23 @@ BULK = (
 )
 
 
-def test_catalogs_in_the_raw_roots_catalog_folder_are_used(tmp_path: Path, out: Path) -> None:
-    """RAW/.catalog/ holds catalogs, not inputs: loaded without --catalog, they name the card."""
+@pytest.mark.parametrize("form", ["json", "jsonl.gz"])
+def test_catalogs_in_the_raw_roots_catalog_folder_are_used(
+    tmp_path: Path, out: Path, form: str
+) -> None:
+    """RAW/.catalog/ holds catalogs, not inputs: loaded without --catalog, they name the card.
+
+    As a JSON array, and as the gzipped JSON Lines Scryfall's bulk index serves today.
+    """
     raw = tmp_path / "raw"
     (raw / ".catalog").mkdir(parents=True)
     (raw / "bulk.json").write_text(BULK, encoding="utf-8")
-    shutil.copy(FIXTURES / "catalog" / "scryfall-cards.json", raw / ".catalog" / "oracle.json")
+    cards = FIXTURES / "catalog" / "scryfall-cards.json"
+    if form == "json":
+        shutil.copy(cards, raw / ".catalog" / "oracle.json")
+    else:
+        lines = "".join(json.dumps(c) + "\n" for c in json.loads(cards.read_text("utf-8")))
+        (raw / ".catalog" / "oracle.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
     code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
     assert code == 0, stdout
     assert "  files read      1" in stdout
@@ -179,5 +193,5 @@ def test_an_unreadable_catalog_in_the_folder_is_rejected(tmp_path: Path, out: Pa
     (raw / ".catalog" / "broken.json").write_text("not a catalog\n", encoding="utf-8")
     code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
     assert code == 3
-    assert "rejected:\n  .catalog/broken.json: cannot read the catalog (" in stdout
+    assert "rejected:\n  .catalog/broken.json: not a card catalog of a known shape;" in stdout
     assert "1 rulings name only an oracle id" in stdout

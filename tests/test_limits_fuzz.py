@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -13,6 +14,7 @@ from pipeline.errors import InputError
 from pipeline.limits import MAX_NUMBER, Limits
 from pipeline.models import FileReport, FileStatus, SourceHints
 from pipeline.reading.parsers._json import check_limits
+from pipeline.reading.parsers._look import Look
 from pipeline.reading.read import InputFile
 from pipeline.reading.scan import ScanJob, scan_batch
 
@@ -56,6 +58,37 @@ def test_json_look_counts_only_what_parsing_would(data: bytes, refused: bool) ->
         assert refused
     else:
         assert not refused
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b"a", b"9", b"9" * 40,
+                                    b"x" * 30, b"9" * (MAX_NUMBER // 3)]), max_size=40),
+    cuts=st.lists(st.integers(1, 9), min_size=1, max_size=8),
+)  # fmt: skip
+def test_json_look_is_the_same_whatever_the_chunks(parts: list[bytes], cuts: list[int]) -> None:
+    """A stream looked at in chunks cut anywhere is refused or not as the whole of it is.
+
+    Cuts fall inside escapes, numbers and strings: the look carries them over.
+    """
+    data, limits = b"".join(parts), Limits(depth=6, string=40)
+    look, at, steps = Look("x.json", limits), 0, itertools.cycle(cuts)
+    try:
+        while at < len(data):
+            step = next(steps)
+            look.feed(data[at : at + step])
+            at += step
+        look.finish()
+    except InputError:
+        chunked = True
+    else:
+        chunked = False
+    try:
+        check_limits(data, "x.json", limits)
+    except InputError:
+        assert chunked
+    else:
+        assert not chunked
 
 
 SMALL = Limits(depth=8, html_depth=300, string=200, ruling=100)

@@ -377,5 +377,6 @@ def test_a_catalog_of_no_known_shape_is_a_usage_error(tmp_path: Path) -> None:
     )
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == 2
-    assert done.stderr.startswith(f"Error: {RAW / SEED}: cannot read the catalog")
+    assert done.stderr.startswith(f"Error: {RAW / SEED}: not a card catalog of a known shape")
     assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "o").exists()  # refused before anything was written

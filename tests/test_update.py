@@ -1,8 +1,9 @@
 """`pipeline update`: fetch from the stand-in, then ingest what changed, with batch exit codes.
 
-The stand-in's Scryfall index has the old `download_uri` key, linking JSON arrays the reader
-reads today; the sources are chosen explicitly (`update scryfall comprules`) because the
-reader cannot read MTGJSON's AllPrintings.json.xz yet.
+The stand-in serves the three sources as they are published today: Scryfall's bulk files
+as gzipped JSON Lines, MTGJSON's AllPrintings.json.xz, the rules as text. Tests about one
+source's failure use the old index form (`download_uri`, JSON arrays) a mirror may still
+serve, which is read as well.
 """
 
 from __future__ import annotations
@@ -48,17 +49,24 @@ def test_update_stores_then_skips_then_shows_a_new_release(
 ) -> None:
     """Run 1 stores; a night with nothing new records no run; a new release is run 2."""
     raw, out = tmp_path / "raw", tmp_path / "normalized"
-    roots = stand_in.upstreams(jsonl=False)
-    code, stdout, stderr = _update(raw, out, roots, "scryfall", "comprules")
+    roots = stand_in.upstreams()
+    code, stdout, stderr = _update(raw, out, roots)
     assert (code, stderr) == (0, "")
-    assert "scryfall: .catalog/scryfall-oracle-cards.json new (" in stdout
+    assert "scryfall: scryfall/rulings.jsonl.gz new (" in stdout
+    assert "scryfall: .catalog/scryfall-oracle-cards.jsonl.gz new (" in stdout
+    assert "mtgjson: mtgjson/AllPrintings.json.xz new (" in stdout
     assert "\nrun 1: stored\n" in stdout
-    assert "  files read      2" in stdout
+    assert "  files read      3" in stdout
     sightings = rows(out, "sightings")
     # The catalog fetched into raw/.catalog/ named the Scryfall rulings' card.
     assert {(r["card"], r["source"]) for r in sightings if r["layout"] == "scryfall"} == {
         ("Deathrite Shaman", "scryfall/wotc"),
         ("Deathrite Shaman", "scryfall/scryfall"),
+    }
+    by_layout = {r["layout"] for r in sightings}
+    assert by_layout == {"scryfall", "mtgjson", "comprehensive_rules"}
+    assert {r["source_path"] for r in sightings if r["layout"] == "mtgjson"} == {
+        "mtgjson/AllPrintings.json.xz"
     }
     assert {r["fetched_at"] for r in sightings} == {
         e["fetched_at"]
@@ -67,15 +75,15 @@ def test_update_stores_then_skips_then_shows_a_new_release(
     }
     first_changelog = _changelog(out)
 
-    code, stdout, _ = _update(raw, out, roots, "scryfall", "comprules")
+    code, stdout, _ = _update(raw, out, roots)
     assert code == 0
-    assert stdout.endswith("no run: nothing new (2 files unchanged since they were stored)\n")
+    assert stdout.endswith("no run: nothing new (3 files unchanged since they were stored)\n")
     assert len(rows(out, "runs")) == 1
     assert _changelog(out) == first_changelog
 
     stand_in.rules_page(["MagicCompRules 20240206.txt", "MagicCompRules 20250606.txt"])
     stand_in.serve("/rules/MagicCompRules 20250606.txt", RULES_2025)
-    code, stdout, _ = _update(raw, out, roots, "scryfall", "comprules")
+    code, stdout, _ = _update(raw, out, roots)
     assert code == 0
     assert "comprules: comprules/MagicCompRules-20250606.txt new (" in stdout
     assert "\nrun 2: stored\n" in stdout

@@ -5,26 +5,23 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import lookup, replace_column, strings
-from pipeline.errors import InputError, UsageError
+from pipeline.folding import card_files
 from pipeline.folding.infer import NameIndex, Verdict, describe, evidence, infer
-from pipeline.models import CardOrigin, Kind, SourceHints
-from pipeline.reading import read
-from pipeline.reading.parsers import mtgjson
-from pipeline.reading.parsers._json import items, top_level
+from pipeline.limits import Limits
+from pipeline.models import CardOrigin, Kind
 from pipeline.text.normalize import card_key, card_name
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
     from pathlib import Path
 
 _LOWER_WORD = re.compile(r"\b[a-z]+\b")
-_TYPE_WORD = re.compile(r"[^\W\d_][\w'\-]*")
 _LISTED = 5  # candidates named in a warning
 
 
@@ -80,87 +77,23 @@ def _short_name(name: str, *, legendary: bool) -> str | None:
     return first if legendary and rest and first.isalpha() and first != "The" else None
 
 
-class _Entry(NamedTuple):
-    name: str
-    oracle: str | None
-    localized: list[str]
-    faces: list[str]
-    terms: list[str]  # keywords, ability words, types, subtypes, supertypes
-    text: str | None  # the rules text
+def load_catalog(paths: Iterable[Path], limits: Limits | None = None) -> Catalog:
+    """Read card catalog files: MTGJSON or Scryfall cards (see card_files.ACCEPTED).
 
-
-def load_catalog(paths: Iterable[Path]) -> Catalog:
-    """Read MTGJSON (set, AllPrintings, AtomicCards) or Scryfall cards JSON files."""
+    A file of no known shape, or one that cannot be read, is a UsageError naming it. The
+    files are read under LIMITS (default: from the environment, as inputs are).
+    """
     catalog = Catalog()
+    limits = limits or Limits.from_env()
     for path in paths:
-        try:
-            doc = read.to_document(str(path), path.read_bytes(), SourceHints())
-            for entry in _cards(doc):
-                # Rulings shorten the names of legendary creatures and planeswalkers.
-                legendary = "Legendary" in entry.terms and bool(
-                    {"Creature", "Planeswalker"} & set(entry.terms)
-                )
-                catalog.add(
-                    entry.name, entry.oracle, entry.localized, entry.faces, legendary=legendary
-                )
-                catalog.describe(entry.terms, entry.text)
-        except (OSError, InputError) as exc:
-            msg = f"{path}: cannot read the catalog ({exc})"
-            raise UsageError(msg) from exc
+        for entry in card_files.entries(path, limits):
+            # Rulings shorten the names of legendary creatures and planeswalkers.
+            legendary = "Legendary" in entry.terms and bool(
+                {"Creature", "Planeswalker"} & set(entry.terms)
+            )
+            catalog.add(entry.name, entry.oracle, entry.localized, entry.faces, legendary=legendary)
+            catalog.describe(entry.terms, entry.text)
     return catalog
-
-
-def _strings(value: object) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def _text(card: dict[str, Any], key: str) -> str | None:
-    value = card.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _cards(doc: Any) -> Iterator[_Entry]:  # noqa: ANN401
-    if mtgjson.detect(doc):
-        for card in mtgjson.cards(doc):
-            name = card.get("name")
-            if isinstance(name, str):
-                foreign = card.get("foreignData") or []
-                local = [
-                    f["name"]
-                    for f in foreign
-                    if isinstance(f, dict) and isinstance(f.get("name"), str)
-                ]
-                terms = [
-                    *_strings(card.get("keywords")),
-                    *_strings(card.get("types")),
-                    *_strings(card.get("subtypes")),
-                    *_strings(card.get("supertypes")),
-                ]
-                faces = _strings([card.get("faceName")])
-                yield _Entry(
-                    name, mtgjson.oracle_id(card), local, faces, terms, _text(card, "text")
-                )
-        return
-    kind, keys = top_level(doc.data) if doc.data else ("", {})
-    prefix = "data.item" if kind == "map" and keys.get("object") == "list" else "item"
-    if kind not in {"map", "array"}:
-        raise InputError(doc.path, "not MTGJSON nor Scryfall cards JSON")
-    for card in items(doc.data, prefix, doc.path):
-        if isinstance(card, dict) and isinstance(card.get("name"), str):
-            local = _strings([card.get("printed_name")])
-            oracle = _text(card, "oracle_id")
-            sides = card.get("card_faces")
-            names = (
-                [f.get("name") for f in sides if isinstance(f, dict)]
-                if isinstance(sides, list)
-                else []
-            )
-            terms = _strings(card.get("keywords")) + _TYPE_WORD.findall(
-                _text(card, "type_line") or ""
-            )
-            yield _Entry(
-                card["name"], oracle, local, _strings(names), terms, _text(card, "oracle_text")
-            )
 
 
 def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, list[str]]:

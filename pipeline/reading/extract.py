@@ -77,7 +77,7 @@ def extract(
     result = Extraction(iter(()), ambiguous, warnings)
     limit = (today or dt.datetime.now(tz=dt.UTC).date()) + _FUTURE_SLACK
     path = doc.path
-    default_source = undated(path)
+    default_source = undated(doc.name or path)
     longest = (limits or Limits()).ruling
 
     def rows() -> Iterator[Sighting]:

@@ -9,15 +9,15 @@ import hashlib
 import io
 import os
 import re
-import stat
 from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from pipeline.errors import InputError, UsageError
-from pipeline.limits import Limits, over
+from pipeline.limits import Limits
 from pipeline.models import DateOrder, RawDocument, SourceHints
-from pipeline.reading.parsers._json import check_limits, is_json
+from pipeline.reading.parsers._json import check_limits, is_json, is_json_lines, line_limit
+from pipeline.reading.source import Source
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -29,6 +29,7 @@ _IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"
 # Control characters that never appear in a text dump (tab, LF, CR and FF are allowed).
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f]")
 _CONTROL_NAME = re.compile(r"[\x00-\x1f\x7f]")
+_NEXT_OBJECT = re.compile(rb"\s*\{")  # after a first line: a second one, an object
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -223,69 +224,25 @@ def read_bytes(file: InputFile, root: Path, limits: Limits | None = None) -> byt
     (a FIFO would block the run, a device never end). A file larger than the memory
     budget of LIMITS is refused unread.
     """
-    if _CONTROL_NAME.search(file.name):
-        raise InputError(repr(file.name), "the file name holds a line break or control character")
-    if file.problem is not None:
-        raise InputError(file.name, file.problem)
-    try:
-        if file.link and not Path(file.path).resolve().is_relative_to(root.resolve()):
-            raise InputError(file.name, "the file (or a link to it) lies outside the raw root")
-        _check_regular(file, os.stat(file.path), limits)  # noqa: PTH116 - a str from scandir
-        # Not blocking: should the file have become a FIFO since, opening it returns at once.
-        descriptor = os.open(file.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(descriptor, "rb") as handle:
-            before = os.fstat(descriptor)
-            _check_regular(file, before, limits)
-            data = handle.read()
-            _check_unchanged(file, before, os.fstat(descriptor), len(data))
-            return data
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            raise InputError(file.name, "its path is longer than the system allows") from exc
-        raise InputError(file.name, f"cannot read: {exc.strerror}") from exc
+    with opened(file, root) as source:
+        return source.read_all(limits)
 
 
-def _check_unchanged(
-    file: InputFile, before: os.stat_result, after: os.stat_result, read: int
-) -> None:
-    """Refuse a file that changed while it was read, or since it was listed.
+def opened(file: InputFile, root: Path) -> Source:
+    """The raw FILE under ROOT, open (a context manager); InputError if it cannot be.
 
-    A dump still being written reads as a cut-off file that parses: stored, its missing
-    rulings would be reported as removed, and back as added on the next run. Refused,
-    nothing of it is stored and the next run reads it whole.
+    The file is checked against the size and mtime it had when it was listed, and again
+    once read (Source.check_unchanged).
     """
-    listed = (
-        (file.size, file.mtime_ns)
-        if file.size is not None
-        else (before.st_size, before.st_mtime_ns)
-    )
-    seen = {listed, (before.st_size, before.st_mtime_ns), (after.st_size, after.st_mtime_ns)}
-    if len(seen) > 1 or read != after.st_size:
-        sizes = " -> ".join(
-            f"{size:,}" for size in dict.fromkeys([listed[0], before.st_size, read, after.st_size])
-        )
-        reason = (
-            f"changed while read (still being written? bytes {sizes}): "
-            "not stored; the next run reads it again"
-        )
-        raise InputError(file.name, reason)
+    listed = None if file.size is None or file.mtime_ns is None else (file.size, file.mtime_ns)
+    return Source(file.path, file.name, link=file.link, root=root, listed=listed,
+                  problem=file.problem)  # fmt: skip
 
 
-_KINDS = (
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
-def _check_regular(file: InputFile, status: os.stat_result, limits: Limits | None) -> None:
-    if not stat.S_ISREG(status.st_mode):
-        kind = next((name for test, name in _KINDS if test(status.st_mode)), "not a file")
-        raise InputError(file.name, f"{kind}, not a regular file: not read")
-    if limits is not None and status.st_size > limits.memory:
-        found = f"a file of {status.st_size:,} bytes, larger than its memory budget"
-        raise InputError(file.name, over("memory", found, limits.memory))
+def sha256_file(file: InputFile, root: Path) -> str:
+    """The sha256 of one raw file as stored, read a chunk at a time (any size)."""
+    with opened(file, root) as source:
+        return source.sha256
 
 
 def to_document(
@@ -294,24 +251,49 @@ def to_document(
     hints: SourceHints,
     limits: Limits | None = None,
     sha: str | None = None,
+    *,
+    plain: str = "",
 ) -> RawDocument:
     """Decode a raw file's bytes into a document; raise InputError if they are not text.
 
-    JSON stays bytes (its parsers stream it); JSON in another encoding is re-encoded as UTF-8.
-    JSON past the nesting, string or number limits of LIMITS (default: Limits()) is refused.
-    SHA, the bytes' sha256 where the caller has it, is not computed again.
+    JSON stays bytes (its parsers stream it); JSON past the nesting, string or number limits
+    of LIMITS (default: Limits()) is refused. JSON in another encoding is re-encoded as
+    UTF-8, and JSON Lines are told from a JSON document by their lines. SHA, the bytes'
+    sha256 where the caller has it, is not computed again. PLAIN is the path the document
+    is named by, if not NAME (a compressed file's name without its suffix).
     """
     sha = sha or sha256_bytes(data)
     limits = limits or Limits()
     if is_json(data):
-        check_limits(data, name, limits)
-        return RawDocument(name, sha, "", "utf-8", hints, (), data, limits)
+        lines = _looked(data, name, limits)
+        return RawDocument(name, sha, "", "utf-8", hints, (), data, limits, lines=lines, name=plain)
     text, encoding, warnings = decode(data, name)
     if text.lstrip()[:1] in {"{", "["}:
         data = text.encode("utf-8")
+        lines = _looked(data, name, limits)
+        return RawDocument(
+            name, sha, "", encoding, hints, warnings, data, limits, lines=lines, name=plain
+        )
+    return RawDocument(name, sha, text, encoding, hints, warnings, data, limits, name=plain)
+
+
+def _looked(data: bytes, name: str, limits: Limits) -> bool:
+    """Whether JSON bytes are JSON Lines; JSON past a limit raises InputError.
+
+    One JSON document is looked over whole, here, once; JSON Lines a line at a time as
+    they are read (a broken line would mislead a look at the whole).
+    """
+    body = data.removeprefix(codecs.BOM_UTF8)
+    end = body.find(b"\n", 0, line_limit(limits))  # a minified document is one line: not read
+    lines = (
+        body.lstrip()[:1] == b"{"
+        and end >= 0
+        and _NEXT_OBJECT.match(body, end) is not None
+        and is_json_lines(io.BytesIO(body), limits)
+    )
+    if not lines:
         check_limits(data, name, limits)
-        return RawDocument(name, sha, "", encoding, hints, warnings, data, limits)
-    return RawDocument(name, sha, text, encoding, hints, warnings, data, limits)
+    return lines
 
 
 def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:

@@ -1,4 +1,4 @@
-"""The per-file stage: raw bytes to Arrow batches of sightings, or a rejection.
+"""The per-file stage: a raw file's documents to Arrow batches of sightings, or rejections.
 
 Pure and picklable, so a process pool or a Dask cluster can run it on many files at once.
 """
@@ -17,9 +17,17 @@ import pyarrow.compute as pc
 
 from pipeline.columns import replace_column
 from pipeline.errors import InputError
-from pipeline.limits import Limits, budget, over
-from pipeline.models import DateOrder, FileReport, FileStatus, Kind, Sighting, SourceHints
-from pipeline.reading import read
+from pipeline.limits import Limits, OverTimeError, budget, over
+from pipeline.models import (
+    DateOrder,
+    FileReport,
+    FileStatus,
+    Kind,
+    RawDocument,
+    Sighting,
+    SourceHints,
+)
+from pipeline.reading import documents, read
 from pipeline.reading.asof import fetched_date, resolve_as_of
 from pipeline.reading.extract import extract
 from pipeline.reading.parsers import parse
@@ -59,10 +67,19 @@ def _context(hints: SourceHints, order: DateOrder | None) -> str:
 
 
 class ScanResult(NamedTuple):
-    """What reading one file gave: its report, and whether its dates stayed open."""
+    """What reading one input file gave: a report per document, and those whose dates stayed open.
 
-    report: FileReport
-    ambiguous: bool = False
+    A file is one document; a zip archive one per member (`archive.zip/member`), unless
+    the archive itself cannot be read.
+    """
+
+    reports: tuple[FileReport, ...]
+    ambiguous: tuple[str, ...] = ()
+
+    @property
+    def report(self) -> FileReport:
+        """The report of the file's (first) document."""
+        return self.reports[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,45 +130,74 @@ def _compact(table: pa.Table) -> pa.Table:
 
 
 def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
-    """Read, parse and extract one file; a bad file becomes a rejected report.
+    """Read one file's documents; a document that cannot be read becomes a rejected report.
 
-    A file's rows are kept apart until it has been read to the end, so a file that fails
-    half way adds none. A large file is turned into Arrow chunk by chunk as it is read.
+    A file that cannot be opened (or an archive whose directory cannot be read, or one
+    past its time budget) is one rejected report and adds no rows.
     """
-    name, context, sha = job.file.name, job.context, None
-    found: list[list[Sighting] | pa.Table] = []
-    limits = job.limits
+    name, context, limits = job.file.name, job.context, job.limits
+    results: list[_Read] = []
+    source = None
     try:
-        with budget(limits, name):
-            data = read.read_bytes(job.file, job.root, limits)
-            sha = read.sha256_bytes(data)
-            doc = read.to_document(name, data, job.hints, limits, sha)
-            parsed = parse(doc)
-            extraction = extract(
-                doc, parsed, date_order=job.date_order, today=job.today, limits=limits
-            )
-            while chunk := list(itertools.islice(extraction.sightings, CHUNK)):
-                found.append(chunk if len(chunk) < CHUNK else sightings_table(chunk, job.run))
+        with budget(limits, name), documents.opened(job.file, job.root) as source:
+            results.extend(_read(job, doc) for doc in documents.documents(source, job.hints,
+                                                                          limits))  # fmt: skip
+            source.check_unchanged()  # a file still being written is read again next run
+    except InputError as exc:
+        sha = source.known_sha256 if source is not None else None
+        report = FileReport(name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
+        return ScanResult((report,)), []
+    reports = tuple(r.report for r in results)
+    ambiguous = tuple(r.report.source_path for r in results if r.ambiguous)
+    return ScanResult(reports, ambiguous), [rows for r in results for rows in r.rows]
+
+
+class _Read(NamedTuple):
+    """One document read: its report, whether its dates stayed open, its rows in chunks."""
+
+    report: FileReport
+    ambiguous: bool = False
+    rows: list[list[Sighting] | pa.Table] = []  # noqa: RUF012 - never changed
+
+
+def _read(job: ScanJob, doc: RawDocument | InputError) -> _Read:
+    """Parse and extract one document; a bad one is rejected and the file's others go on.
+
+    A document's rows are kept apart until it has been read to the end, so one that fails
+    half way adds none. A large one is turned into Arrow chunk by chunk as it is read.
+    """
+    context, limits = job.context, job.limits
+    if isinstance(doc, InputError):
+        report = FileReport(doc.path, None, FileStatus.REJECTED, reason=doc.reason,
+                            context=context)  # fmt: skip
+        return _Read(report)
+    name, sha = doc.path, doc.sha256
+    found: list[list[Sighting] | pa.Table] = []
+    try:
+        parsed = parse(doc)
+        extraction = extract(doc, parsed, date_order=job.date_order, today=job.today, limits=limits)
+        while chunk := list(itertools.islice(extraction.sightings, CHUNK)):
+            found.append(chunk if len(chunk) < CHUNK else sightings_table(chunk, job.run))
+    except OverTimeError:
+        raise  # the file's budget is spent: the whole file is rejected
     except InputError as exc:
         report = FileReport(name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
-        return ScanResult(report), []
+        return _Read(report)
     except MemoryError:
-        # Past the worker's address-space cap: what the file built is dropped with it.
+        # Past the worker's address-space cap: what the document built is dropped with it.
         found.clear()
         reason = over("memory", "reading needed more memory than its budget", limits.memory)
         report = FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
-        return ScanResult(report), []
+        return _Read(report)
     except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as exc:
         # A parser met input it did not foresee: the file is rejected, the batch goes on,
         # and the reason names the failure so that it can be reported and fixed.
         reason = f"unreadable: {type(exc).__name__}: {exc}"
         report = FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
-        return ScanResult(report), []
+        return _Read(report)
     if not found and not parsed.may_be_empty:
         reason = f"no rulings found ({parsed.layout} layout)"
-        return ScanResult(
-            FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context)
-        ), []
+        return _Read(FileReport(name, sha, FileStatus.REJECTED, reason=reason, context=context))
     warnings = [*doc.warnings, *extraction.warnings]
     fetched = job.hints.fetched_at
     if fetched and fetched_date(fetched) is None:
@@ -173,7 +219,7 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
         as_of=as_of.date if as_of else None,
         as_of_origin=as_of.origin if as_of else None,
     )
-    return ScanResult(report, ambiguous=extraction.ambiguous), found
+    return _Read(report, extraction.ambiguous, found)
 
 
 def crashed(job: ScanJob) -> ScanResult:
@@ -182,4 +228,4 @@ def crashed(job: ScanJob) -> ScanResult:
     report = FileReport(
         job.file.name, None, FileStatus.REJECTED, reason=reason, context=job.context
     )
-    return ScanResult(report)
+    return ScanResult((report,))

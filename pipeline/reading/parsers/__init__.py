@@ -14,6 +14,7 @@ from pipeline.reading.parsers import (
     rules_excerpt,
     scryfall,
 )
+from pipeline.reading.parsers._json import first_record
 from pipeline.reading.parsers._text import MAX_LINE
 
 if TYPE_CHECKING:
@@ -50,7 +51,12 @@ def detect(doc: RawDocument) -> Parser:
     for parser in PARSERS:
         if parser.detect(doc):
             return parser
-    if doc.data and not doc.text:
+    if doc.lines:
+        if first_record(doc).get("object") == "card":
+            reason = "JSON Lines of Scryfall cards: a card catalog (pass it with --catalog)"
+            raise InputError(doc.path, reason)
+        raise InputError(doc.path, "JSON Lines of an unknown shape: not Scryfall rulings")
+    if doc.streamed:
         raise InputError(doc.path, "JSON of an unknown shape: not MTGJSON nor Scryfall rulings")
     if "<html" in doc.text[:2048].lower():
         raise InputError(doc.path, "HTML that is not a Gatherer card page")

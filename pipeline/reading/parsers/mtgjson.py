@@ -1,53 +1,145 @@
-"""MTGJSON files: a set file, AllPrintings or AtomicCards; rulings are per card name."""
+"""MTGJSON files; rulings are per card name, and per set as the set files give them.
+
+Shapes read, all streamed a set at a time: v5 files wrapped as `{"meta", "data"}` (a set
+file, AllPrintings `{SETCODE: set}`, AtomicCards `{name: [card]}`), a bare v4 (or v3) set
+object, and v3/v4 AllSets (`{SETCODE: set}` at the top level). v4 cards give their
+Scryfall oracle id beside their name, v5 cards under `identifiers`.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+from enum import StrEnum
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pipeline.models import Kind, Layout, ParsedDocument, ParsedRuling, RawDocument
-from pipeline.reading.parsers._json import kvitems, scalar_before, top_level
+from pipeline.reading.parsers._json import events, items, kvitems, scalar_before, top_level
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
 LAYOUT = Layout.MTGJSON
 # A set file's other lists of objects: not AtomicCards entries named "tokens".
 _SET_LISTS = frozenset({"tokens", "sealedProduct", "decks"})
 SOURCE = "mtgjson"
+# Keys only a set object has before its `cards` (v4 sorts its keys; v3 puts code and date
+# first): a `cards` list under one of them is a set's.
+_SET_KEYS = frozenset({"baseSetSize", "code", "releaseDate"})
+# Events looked at to find a v3/v4 set's `cards`: past a few small keys (v4's boosterV3,
+# v3's booster), well before the end of its first set.
+_SNIFF_EVENTS = 50_000
+
+
+class Shape(StrEnum):
+    """How an MTGJSON file holds its sets."""
+
+    WRAPPED = "wrapped"  # v5: {"meta": …, "data": a set, AllPrintings or AtomicCards}
+    SET = "set"  # a v3/v4 set file: the set object itself
+    ALL_SETS = "all_sets"  # v3/v4 AllSets (and v4 AllPrintings): {SETCODE: set object}
 
 
 def detect(doc: RawDocument) -> bool:
-    """An MTGJSON file is an object whose top level holds `meta` or `data`."""
-    if not doc.data or doc.text:
-        return False
-    kind, keys = top_level(doc.data)
-    return kind == "map" and bool({"meta", "data"} & keys.keys()) and "object" not in keys
+    """An MTGJSON file: v5's `meta`/`data`, or a v3/v4 set object or AllSets."""
+    return shape(doc) is not None
+
+
+@lru_cache(maxsize=4)
+def shape(doc: RawDocument) -> Shape | None:
+    """The MTGJSON shape of DOC, from the head of its events; None if it is none."""
+    if not doc.streamed or doc.lines:
+        return None
+    kind, keys = top_level(doc)
+    if kind != "map" or "object" in keys:
+        return None
+    if {"meta", "data"} & keys.keys():
+        return Shape.WRAPPED
+    first: str | None = None  # the first top-level key: a set code if the file is AllSets
+    set_keys = {"": False}  # where a key only a set has was met: the top level, the first set
+    cards: str | None = None  # where a `cards` key was just met after such a key
+    for prefix, event, value in itertools.islice(events(doc), _SNIFF_EVENTS):
+        if cards is not None and event == "start_array":
+            return Shape.SET if cards == "" else Shape.ALL_SETS
+        cards = None
+        if event != "map_key" or prefix not in {"", first}:
+            continue
+        if first is None:
+            first = value
+            set_keys[value] = False
+        if value == "cards" and set_keys[prefix]:
+            cards = prefix
+        elif value in _SET_KEYS:
+            set_keys[prefix] = True
+    return None
+
+
+def sets(doc: RawDocument) -> Iterator[Iterable[dict[str, Any]]]:
+    """The card objects of the file, a set at a time (one group for a set or AtomicCards)."""
+    found = shape(doc)
+    if found is Shape.SET:
+        yield (c for c in items(doc, "cards.item") if isinstance(c, dict))
+    elif found is Shape.ALL_SETS:
+        for _, value in kvitems(doc, ""):
+            yield _set_cards(value)
+    elif found is Shape.WRAPPED:
+        yield from _wrapped(doc)
+
+
+def _wrapped(doc: RawDocument) -> Iterator[Iterable[dict[str, Any]]]:
+    """The groups of a v5 file: its set's cards, each AllPrintings set's, AtomicCards'."""
+    atomic: list[dict[str, Any]] = []  # AtomicCards' entries, one per name
+    for key, value in kvitems(doc, "data"):
+        if key == "cards" and isinstance(value, list):  # a set file
+            yield (c for c in value if isinstance(c, dict))
+        elif isinstance(value, dict) and isinstance(value.get("cards"), list):  # AllPrintings
+            yield _set_cards(value)
+        elif key in _SET_LISTS:
+            continue
+        elif isinstance(value, list) and value and isinstance(value[0], dict):  # AtomicCards
+            atomic.append({**value[0], "name": key})
+            if len(atomic) >= _ATOMIC_GROUP:
+                yield atomic
+                atomic = []
+    if atomic:
+        yield atomic
+
+
+_ATOMIC_GROUP = 1024  # AtomicCards entries handed on at once: names are unique there
+
+
+def _set_cards(value: object) -> list[dict[str, Any]]:
+    cards = value.get("cards") if isinstance(value, dict) else None
+    return [c for c in cards if isinstance(c, dict)] if isinstance(cards, list) else []
 
 
 def cards(doc: RawDocument) -> Iterator[dict[str, Any]]:
     """Every card object of the file, whatever the file's shape, first printing first."""
-    for key, value in kvitems(doc.data, "data", doc.path):
-        if key == "cards" and isinstance(value, list):  # a set file
-            yield from (c for c in value if isinstance(c, dict))
-        elif isinstance(value, dict) and isinstance(value.get("cards"), list):  # AllPrintings
-            yield from (c for c in value["cards"] if isinstance(c, dict))
-        elif key in _SET_LISTS:
-            continue
-        elif isinstance(value, list) and value and isinstance(value[0], dict):  # AtomicCards
-            yield {**value[0], "name": key}
+    for group in sets(doc):
+        yield from group
 
 
 def oracle_id(card: dict[str, Any]) -> str | None:
-    """The card's Scryfall oracle id, where MTGJSON gives it."""
+    """The card's Scryfall oracle id, where MTGJSON gives it (v5 `identifiers`, v4 the card)."""
     identifiers = card.get("identifiers")
     found = identifiers.get("scryfallOracleId") if isinstance(identifiers, dict) else None
+    found = found if found is not None else card.get("scryfallOracleId")
     return found if isinstance(found, str) else None
 
 
 def build_date(doc: RawDocument, warnings: list[str]) -> dt.date | None:
-    """The day the file was built (`meta.date`), the version of the rulings it holds."""
-    printed = scalar_before(doc.data, "meta.date", "data")
+    """The day the file was built (`meta.date`), the version of the rulings it holds.
+
+    v5 puts `meta` before `data`; a v4 set object holds its own `meta` (after its cards, as
+    v4 sorts its keys), and an AllSets one per set: the first set's is the file's.
+    """
+    found = shape(doc)
+    if found is Shape.WRAPPED:
+        printed = scalar_before(doc, "meta.date", "data")
+    elif found is Shape.SET:
+        printed = _scalar(doc, "meta.date")
+    else:
+        printed = _first_set_date(doc)
     if printed is None:
         return None
     try:
@@ -57,37 +149,47 @@ def build_date(doc: RawDocument, warnings: list[str]) -> dt.date | None:
         return None
 
 
+def _scalar(doc: RawDocument, prefix: str) -> Any:  # noqa: ANN401 - JSON
+    """The scalar at PREFIX, wherever it comes in the document."""
+    for where, event, value in events(doc):
+        if where == prefix and event in {"string", "number", "boolean"}:
+            return value
+    return None
+
+
+def _first_set_date(doc: RawDocument) -> Any:  # noqa: ANN401 - JSON
+    """The `meta.date` of an AllSets file's first set, read no further than that set."""
+    first = None
+    for where, event, value in events(doc):
+        if where == "" and event == "map_key":
+            if first is not None:
+                return None
+            first = value
+        elif first is not None and where == f"{first}.meta.date" and event == "string":
+            return value
+    return None
+
+
 def parse(doc: RawDocument) -> ParsedDocument:
-    """Each card's rulings, each once per card name: reprints repeat them, variants add theirs.
+    """Each card's rulings, each once per card name and set: reprints in a set repeat them.
 
     Cards that share a name may not share their rulings (Unstable's "Sly Spy" variants), so
-    a printing's rulings are skipped only when that name already gave the same text and date.
-    A file whose cards carry no rulings (art series, tokens) is a file, not an error.
+    a printing's rulings are skipped only when that name already gave the same text and date
+    in its set. A file of many sets (AllPrintings) gives the rows its set files give, one
+    set at a time. A file whose cards carry no rulings (art series, tokens) is a file, not
+    an error.
     """
     warnings: list[str] = []
 
     def rulings() -> Iterator[ParsedRuling]:
-        seen: dict[str, set[tuple[str, str | None]]] = {}
-        position = 0
-        for card in cards(doc):
-            name = card.get("name")
-            if not isinstance(name, str):
-                continue
-            given = seen.setdefault(name, set())
-            for ruling in card.get("rulings") or ():
-                text, date = ruling.get("text"), ruling.get("date")
-                text = text if isinstance(text, str) else ""
-                when = date if isinstance(date, str) else None
-                if (text, when) in given:
-                    continue  # a reprint's copy
-                given.add((text, when))
-                if not text.strip():
-                    warnings.append(f"{name}: a ruling without text is skipped")
-                    continue
-                oracle = oracle_id(card)
-                yield ParsedRuling(position, text, when, Kind.RULING, name, oracle, lang="en")
+        position, named = 0, False
+        for group in sets(doc):
+            seen: dict[str, set[tuple[str, str | None]]] = {}
+            for ruling in _rulings(group, seen, warnings):
+                yield ruling._replace(position=position)
                 position += 1
-        if not seen:
+            named = named or bool(seen)
+        if not named:
             warnings.append("no cards found: stored with 0 rulings")
 
     return ParsedDocument(
@@ -99,3 +201,27 @@ def parse(doc: RawDocument) -> ParsedDocument:
         may_be_empty=True,
         as_of=build_date(doc, warnings),
     )
+
+
+def _rulings(
+    group: Iterable[dict[str, Any]],
+    seen: dict[str, set[tuple[str, str | None]]],
+    warnings: list[str],
+) -> Iterator[ParsedRuling]:
+    """The rulings of one set's cards, each (name, text, date) once; positions left at 0."""
+    for card in group:
+        name = card.get("name")
+        if not isinstance(name, str):
+            continue
+        given = seen.setdefault(name, set())
+        for ruling in card.get("rulings") or ():
+            text, date = ruling.get("text"), ruling.get("date")
+            text = text if isinstance(text, str) else ""
+            when = date if isinstance(date, str) else None
+            if (text, when) in given:
+                continue  # a reprint's copy
+            given.add((text, when))
+            if not text.strip():
+                warnings.append(f"{name}: a ruling without text is skipped")
+                continue
+            yield ParsedRuling(0, text, when, Kind.RULING, name, oracle_id(card), lang="en")
