@@ -13,7 +13,13 @@ from pipeline.columns import strings
 from pipeline.diffing.history import HistoryEntry, card_history
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
-from pipeline.publishing.changelog import Changeset, changeset, is_rule_change, stale_translations
+from pipeline.publishing.changelog import (
+    Changeset,
+    changeset,
+    is_rule_change,
+    numbered_kinds,
+    stale_translations,
+)
 from pipeline.storage import store
 from pipeline.text.normalize import card_key, card_name
 
@@ -56,7 +62,8 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
     rulings = version.table("rulings")
     changes = version.table("changes", runs=runs)
     rules = version.table("changes", where=is_rule_change)
-    found = changeset(changes, runs, rule_titles(rulings), known_languages(rulings), rules)
+    titles, langs = rule_titles(rulings), known_languages(rulings)
+    found = changeset(changes, runs, titles, langs, rules, kinds=numbered_kinds(rulings))
     translations = version.table("translations")
     if not translations.num_rows:
         return found

@@ -12,7 +12,8 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from pipeline.diffing.diff import ChangeType
-from pipeline.publishing.render import TITLES, paired, title, word_diff
+from pipeline.publishing.changelog import kind_words
+from pipeline.publishing.render import TITLES, change_counts, paired, rule_when, title, word_diff
 
 if TYPE_CHECKING:
     from pipeline.publishing.changelog import Changeset, Group
@@ -64,10 +65,7 @@ _BAR_HEIGHT = 120
 def render_html(cs: Changeset) -> str:
     """The changeset as a page for publishers."""
     runs = ", ".join(str(r) for r in cs.runs) or "none"
-    counts = ", ".join(f"{cs.count(t)} {TITLES[t].lower()}" for t in ChangeType if cs.count(t))
-    first = sum(n for _, _, n in cs.first_seen)
-    if cs.first_seen:
-        counts = ", ".join(filter(None, [counts, f"{first} rulings first seen"]))
+    counts = "; ".join(filter(None, [change_counts(cs), cs.first_seen_summary()]))
     cards = sorted({c for g in cs.groups for c, _ in g.cards if c})
     langs = sorted({g.lang for g in cs.groups if g.lang})
     changes = [t.value for t in ChangeType if any(g.change is t for g in cs.groups)]
@@ -113,6 +111,8 @@ def _article(g: Group) -> str:
         if g.old_date != g.new_date and g.old_date and g.new_date
         else f"dated {g.date}"
     )
+    if g.is_rule and g.change is ChangeType.RENUMBERED:
+        moved = rule_when(g)
     cards = ", ".join(
         f'<span class="card">{escape(card or "(no card)")}</span> ({escape(source)})'
         for card, source in g.cards
@@ -157,10 +157,11 @@ def _body(g: Group) -> str:
 
 
 def _timeline(cs: Changeset) -> str:
-    """Card-level changes per month, as inline SVG bars."""
-    months = Counter(
-        g.date.strftime("%Y-%m") for g in cs.groups for _ in range(g.changes + g.added) if g.date
-    )
+    """Card-level changes per month of their as-of date (when the data showed them), as SVG."""
+    months: Counter[str] = Counter()
+    for g in cs.groups:
+        if g.when is not None:
+            months[g.when.strftime("%Y-%m")] += g.changes + g.added
     if not months:
         return ""
     first, last = min(months), max(months)
@@ -211,10 +212,13 @@ def _stale(cs: Changeset) -> str:
 
 
 def _first_seen(cs: Changeset) -> str:
-    if not cs.first_seen:
+    if not cs.first_seen and not cs.first_seen_rules:
         return ""
     items = "".join(
         f"<li>{escape(card or '(no card)')} ({escape(source)}): {count} ruling(s)</li>"
         for card, source, count in cs.first_seen
+    ) + "".join(
+        f"<li>{escape(source)}: {count} {escape(kind_words(kind))}</li>"
+        for source, kind, count in cs.first_seen_rules
     )
     return f'<section id="first-seen"><h2>First seen</h2><ul>{items}</ul></section>'
