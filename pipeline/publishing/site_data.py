@@ -32,9 +32,11 @@ from pipeline.publishing.site_tables import (
     current_counts,
     freshness,
     languages_of,
-    late_cards,
+    late_rows,
+    latest_versions,
     needed_texts,
     plain_rows,
+    plain_table,
     rule_files,
     rule_texts,
     text_column,
@@ -129,14 +131,14 @@ class SiteData:
             "sightings", where=lambda part: pc.is_in(part["card"], value_set=wanted)
         ).select([*_HISTORY, "lang"])
         order = pc.sort_indices(text_column(sightings, "card"))
-        sightings = sightings.take(order).combine_chunks()
-        names = strings(text_column(sightings, "card"))
+        sightings = plain_table(sightings.take(order)).combine_chunks()
+        names = strings(sightings["card"])
         start = 0
         while start < len(names):
             name, end = names[start], start
             while end < len(names) and names[end] == name:
                 end += 1
-            rows = plain_rows(sightings.slice(start, end - start), [*_HISTORY, "lang"])
+            rows = sightings.slice(start, end - start).to_pylist()
             yield name, history_of(rows), {(name, r["text_hash"]): r["lang"] for r in rows}
             start = end
 
@@ -166,9 +168,17 @@ class SiteData:
             return set(), False
         changes = self.version.table("changes", runs=runs).select(["card"])
         cards = set(strings(pc.unique(text_column(changes, "card")).drop_null()))
-        read = self.version.table("sightings", runs=runs)
-        rules = bool(pc.any(pc.equal(text_column(read, "kind"), pa.scalar("rule"))).as_py())
-        return cards | late_cards(read, self.version.table("state")), rules
+        latest = latest_versions(self.version.table("state"))
+        rules = []
+
+        def late(part: pa.Table) -> Any:  # noqa: ANN401 - a boolean column
+            # Each part is filtered as it is read: a run that read every card again keeps
+            # only its late rows, and only theirs get their texts back.
+            rules.append(pc.any(pc.equal(text_column(part, "kind"), pa.scalar("rule"))).as_py())
+            return late_rows(part, latest)
+
+        read = self.version.table("sightings", runs=runs, where=late)
+        return cards | set(strings(pc.unique(text_column(read, "card")).drop_null())), any(rules)
 
 
 def load_site(out: Path) -> SiteData:

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.diffing.diff import ChangeType
 from pipeline.publishing.dataset import original_fates
-from pipeline.publishing.site_tables import rule_order
-from pipeline.publishing.templating import rule_numbers
 
 if TYPE_CHECKING:
     from pipeline.diffing.history import HistoryEntry
@@ -50,6 +48,14 @@ class Current:
     fresh: bool  # a freshest source carries it
     since: dt.date | None  # the as-of date of the version it first came in
     since_run: int
+
+    @property
+    def where(self) -> str:
+        """The sources that carry it, each with its date there where that differs."""
+        return "; ".join(
+            source if date == self.date else f"{source} (dated {date or 'undated'})"
+            for source, date in self.sources
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +164,7 @@ def card_page(
     threads = tuple(
         sorted(threads, key=lambda t: (t.updated or _NO_DATE, t.group.group), reverse=True)
     )
-    numbers = {n for e in history for n in rule_numbers(e.text)} | set(data.cited.get(name, ()))
-    cited = tuple(sorted(numbers, key=rule_order))
+    cited = data.cited.get(name, ())  # from every version of its rulings
     others = sorted({c for t in threads for c, _ in t.cards if c and c != name})
     links = (
         *((c, data.slug_of.get(c)) for c in others),

@@ -22,14 +22,18 @@ _RULE_FILE = re.compile(r"[0-9a-z][0-9a-z.]*")  # a rule number fit to name its 
 _MAY_CITE = r"[1-9]\d\d\.\d"
 
 
-def plain_rows(table: pa.Table, columns: list[str]) -> list[dict[str, Any]]:
-    """TABLE's COLUMNS as Python rows, dictionary-encoded strings decoded first (faster)."""
-    picked = table.select(columns)
-    fields = [picked.schema.field(c) for c in columns]
+def plain_table(table: pa.Table) -> pa.Table:
+    """TABLE with its dictionary-encoded columns decoded (listing those is slow)."""
+    fields = [table.schema.field(c) for c in table.column_names]
     plain = [
         f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in fields
     ]
-    return picked.cast(pa.schema(plain)).to_pylist()
+    return table.cast(pa.schema(plain))
+
+
+def plain_rows(table: pa.Table, columns: list[str]) -> list[dict[str, Any]]:
+    """TABLE's COLUMNS as Python rows, dictionary-encoded strings decoded first (faster)."""
+    return plain_table(table.select(columns)).to_pylist()
 
 
 def text_column(table: pa.Table, name: str) -> Any:  # noqa: ANN401 - an Arrow string column
@@ -42,22 +46,27 @@ def rule_order(rule_id: str) -> tuple[object, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", rule_id))
 
 
-def late_cards(read: pa.Table, state: pa.Table) -> set[str]:
-    """Cards of READ (sightings) read in a version older than the one the state holds."""
-    keys = ["card", "source"]
-    held = pa.Table.from_arrays(
-        [text_column(state, "card"), text_column(state, "source"), state["as_of"]],
-        names=[*keys, "held"],
-    )
-    latest = held.group_by(keys, use_threads=False).aggregate([("held", "max")])
-    seen = pa.Table.from_arrays(
-        [text_column(read, "card"), text_column(read, "source"), read["as_of"]],
-        names=[*keys, "as_of"],
-    )
-    joined = seen.filter(pc.is_valid(seen["card"])).join(latest, keys=keys)
-    earlier: Any = pc.less(joined["as_of"], joined["held_max"])
-    older: Any = pc.fill_null(earlier, False)  # noqa: FBT003
-    return set(strings(pc.unique(joined.filter(older)["card"])))
+def latest_versions(state: pa.Table) -> pa.Table:
+    """Each (card, source) of STATE as one key, with the as-of date of its latest version."""
+    held = pa.Table.from_arrays([_snapshot_key(state), state["as_of"]], names=["key", "held"])
+    return held.group_by("key", use_threads=False).aggregate([("held", "max")])
+
+
+def late_rows(read: pa.Table, latest: pa.Table) -> Any:  # noqa: ANN401 - a boolean column
+    """Which sightings of READ are of a version older than the latest one (latest_versions).
+
+    A card's rows only: a row of no card is no card's page.
+    """
+    at = pc.index_in(_snapshot_key(read), value_set=latest["key"])
+    earlier: Any = pc.less(read["as_of"], pc.take(latest["held_max"], at))
+    return pc.fill_null(earlier, False)  # noqa: FBT003
+
+
+_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
+
+
+def _snapshot_key(table: pa.Table) -> Any:  # noqa: ANN401 - a string column, null without card
+    return _join(text_column(table, "card"), text_column(table, "source"), "\x00")
 
 
 def needed_texts(

@@ -15,6 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+import markupsafe
 
 from pipeline.diffing.diff import ChangeType
 from pipeline.publishing.changelog import kind_words
@@ -74,6 +75,25 @@ def cited(text: str, links: Links) -> list[Piece]:
     return pieces
 
 
+def linked(text: str, links: Links) -> markupsafe.Markup:
+    """TEXT escaped, its rule numbers linked where LINKS has the rule's page.
+
+    What the `text` macro of _changes.html says, in Python: a card page shows ten or so
+    rulings, and thirty thousand card pages call this three hundred thousand times.
+    """
+    if RULE_NUMBER.search(text) is None:
+        return markupsafe.escape(text)
+    out = []
+    for piece in cited(text, links):
+        if piece.href is None:
+            out.append(markupsafe.escape(piece.text))
+        else:
+            out.append(
+                markupsafe.Markup('<a class="rule" href="{}">{}</a>').format(piece.href, piece.text)
+            )
+    return markupsafe.Markup("").join(out)
+
+
 def rule_numbers(text: str) -> list[str]:
     """The rule numbers TEXT cites, in order, each once."""
     return list(dict.fromkeys(m.group(1) for m in RULE_NUMBER.finditer(text)))
@@ -121,6 +141,7 @@ def environment() -> jinja2.Environment:
     env.globals.update(
         TITLES=TITLES, ChangeType=ChangeType, word_diff=word_diff, paired=paired, cited=cited,
         heading=heading, moved=moved, card_names=card_names, kind_words=kind_words,
+        linked=linked,
     )  # fmt: skip
     env.filters["xml_text"] = xml_text
     return env
