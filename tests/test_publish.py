@@ -140,7 +140,7 @@ def test_stats_command(scenario: Path) -> None:
 def test_help_lists_every_command() -> None:
     """`pipeline --help` names each command with its summary."""
     result = CliRunner().invoke(cli, ["--help"])
-    for command in ("ingest", "changelog", "history", "stats"):
+    for command in ("ingest", "changelog", "history", "site", "stats"):
         assert f"  {command} " in result.stdout
 
 
