@@ -16,23 +16,21 @@ run did not touch, whose outside inputs are the same, is not even read again.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
 import json
 import os
-import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import filelock
 import jinja2
 
 from pipeline.errors import LockBusyError, PipelineError, UsageError
-from pipeline.publishing.render import title
+from pipeline.publishing.feed import feed, newest, short
 from pipeline.publishing.render_html import summary, timeline
-from pipeline.publishing.site_data import SiteData, Thread, load_site
+from pipeline.publishing.site_data import SiteData, load_site
 from pipeline.publishing.site_pages import (
     card_context,
     card_page,
@@ -44,17 +42,11 @@ from pipeline.publishing.site_tables import plain_rows, rule_order
 from pipeline.publishing.templating import Links, render, template_sources
 from pipeline.reading.read import escaped
 
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
 MANIFEST = ".site.json"
 LOCK = ".site.lock"
 _FORMAT = 1
 FEED_ENTRIES = 100  # the newest rule-change groups the feed carries
 LATEST = 20  # the newest rule-change groups the index shows
-_SHORT = 90
-_NAMED = 5  # cards named in a feed entry's summary
-_ATOM_NAMESPACE = uuid.UUID("1b1e0d34-5a33-5c1f-9a53-6d74672d7369")  # ours: uuid5 ids under it
 
 
 class SiteLinks(Links):
@@ -89,18 +81,6 @@ class SiteReport:
     removed: tuple[str, ...]
     size: int  # bytes of the site's pages
     full: bool  # built without a usable manifest: every page rendered
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One entry of the feed: one rule-change group."""
-
-    id: str
-    title: str
-    updated: str
-    href: str
-    summary: str
-    html: str
 
 
 def build_site(out: Path, folder: Path) -> SiteReport:
@@ -181,15 +161,17 @@ class _Build:
             self._page(f"runs/{run.run}.html", "run.html", root="../", links=links, run=run,
                        counts=summaries[run.run], bars=timeline(cs))  # fmt: skip
         self._page("runs/index.html", "runs.html", root="../", runs=data.runs, summaries=summaries)
-        rules = [(r, _short(t)) for r, t in data.rules.items()]
+        rules = [(r, short(t)) for r, t in data.rules.items()]
         self._page("rules/index.html", "rules.html", root="../", rules=rules, files=data.rule_files)
-        threads = _newest(data.threads.values(), data)
+        threads = newest(data.threads.values(), data)
         langs = sorted({lang for c in data.cards for lang in c.langs})
         latest = data.runs[-1] if data.runs else None
         self._page("index.html", "index.html", root="", links=SiteLinks(data, ""),
                    cards=data.cards, langs=langs, threads=threads[:LATEST], runs=data.runs,
                    latest=latest, rules=len(data.rules))  # fmt: skip
-        self._page("feed.xml", "feed.xml", feed=_feed(data, threads[:FEED_ENTRIES]))
+        self._page(
+            "feed.xml", "feed.xml", feed=feed(data, threads[:FEED_ENTRIES], SiteLinks(data, ""))
+        )
         self._file("assets/site.css", _asset("site.css"))
         removed = self._remove_stale()
         manifest = {
@@ -353,51 +335,3 @@ def _identity(data: SiteData, upto: int) -> str:
 
 def _asset(name: str) -> bytes:
     return template_sources()[name].encode("utf-8")
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= _SHORT else text[: _SHORT - 1].rstrip() + "\u2026"
-
-
-def _newest(threads: Iterable[Thread], data: SiteData) -> list[Thread]:
-    """Rule-change groups, newest first: by their data's date, then their latest run."""
-    started = {r.run: r.started_at.date() for r in data.runs}
-
-    def newest(t: Thread) -> tuple[dt.date, int, str]:
-        return (t.updated or started[t.runs[-1]], t.runs[-1], t.group.group)
-
-    return sorted(threads, key=newest, reverse=True)
-
-
-def _atom_time(day: dt.date) -> str:
-    return f"{day.isoformat()}T00:00:00Z"
-
-
-def _feed(data: SiteData, threads: list[Thread]) -> dict[str, Any]:
-    """The feed's id, time and entries: one per rule-change group, ids that never change.
-
-    An entry's id is a UUID of its group id, which hashes what the group is (the change
-    and its texts): the same change keeps its id in every build and every later run.
-    `updated` is the data's date (the as-of date of the version that showed it).
-    """
-    links = SiteLinks(data, "")
-    started = {r.run: r.started_at.date() for r in data.runs}
-    entries = []
-    for t in threads:
-        g = t.group
-        named = [c for c, _ in t.cards if c]
-        cards = ", ".join(named[:_NAMED]) + (" and more" if len(named) > _NAMED else "")
-        runs = ", ".join(map(str, t.runs))
-        entries.append(Entry(
-            id=f"urn:uuid:{uuid.uuid5(_ATOM_NAMESPACE, 'group:' + g.group)}",
-            title=f"{title(g)}: {_short(g.text)}",
-            updated=_atom_time(t.updated or started[t.runs[-1]]),
-            href=f"runs/{t.runs[-1]}.html#g-{g.group}",
-            summary=f"{title(g)} on {cards or 'no known card'}, in run(s) {runs}.",
-            html=render("feed_entry.html", thread=t, links=links).strip(),
-        ))  # fmt: skip
-    first = data.runs[0].started_at.isoformat() if data.runs else ""
-    latest = data.runs[-1].started_at.date() if data.runs else dt.date(1970, 1, 1)
-    newest = max((e.updated for e in entries), default=_atom_time(latest))
-    feed_id = f"urn:uuid:{uuid.uuid5(_ATOM_NAMESPACE, 'feed:' + first)}"
-    return {"id": feed_id, "updated": newest, "entries": entries}
