@@ -3,7 +3,8 @@
 Serves the stand-in of tests/standin.py on 127.0.0.1 (Scryfall's index as published today,
 gzipped JSON Lines under `jsonl_download_uri`; MTGJSON's AllPrintings.json.xz and its
 sha256; the current rules release: the real 2024-02-06 text from ../shared/realdata where
-it is there) and runs `update` of every source twice into a scratch folder with the default pause (100 ms between requests to one host), printing the
+it is there) and runs `update` of every source twice into a scratch folder with the
+default pause (100 ms between requests to one host), printing the
 requests made, the bytes downloaded and the seconds of each run.
 
     .venv/bin/python benchmarks/fetch_update.py [--pause 0.1]
@@ -32,7 +33,8 @@ REAL_RULES = ROOT.parent / "shared" / "realdata" / "comprules" / "2024-02-06.txt
 def _run(stand_in: StandIn, raw: Path, out: Path, roots: dict[str, str], pause: float) -> None:
     before = len(stand_in.log)
     started = time.perf_counter()
-    report = update(["scryfall", "mtgjson", "comprules"], raw=raw, out=out, upstreams=Upstreams(**roots),
+    sources = ["scryfall", "mtgjson", "comprules"]
+    report = update(sources, raw=raw, out=out, upstreams=Upstreams(**roots),
                     settings=Settings(pause=pause), workers=1)  # fmt: skip
     seconds = time.perf_counter() - started
     fetched = report.fetched

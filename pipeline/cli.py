@@ -18,9 +18,10 @@ from pipeline.fetching.client import Settings
 from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
 from pipeline.ingest import IngestReport, Outcome, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
-from pipeline.publishing.dataset import load_changeset, load_history
+from pipeline.publishing.dataset import load_changeset, load_history, load_rule_history
 from pipeline.publishing.render import render_json, render_markdown
 from pipeline.publishing.render_html import render_html
+from pipeline.publishing.site import build_site
 from pipeline.publishing.stats import dataset_stats, render_stats
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
@@ -377,16 +378,28 @@ def changelog_command(
         _write(output, text)
 
 
-@cli.command("history", short_help="Show every version of every ruling of a card.")
-@click.argument("card")
+@cli.command("history", short_help="Show every version of every ruling of a card, or of a rule.")
+@click.argument("card", required=False)
+@click.option(
+    "--rule",
+    "rule",
+    metavar="NUMBER",
+    help="Show every version of this Comprehensive Rules rule (702.62a) instead of a card's.",
+)
 @_READ_OUT
-def history_command(card: str, out: Path) -> None:
-    """Every version of every ruling of CARD, oldest first, with when each came and went."""
+def history_command(card: str | None, rule: str | None, out: Path) -> None:
+    """Every version of every ruling of CARD, or of rule --rule, oldest first.
+
+    Each with when it came and when it went (or "current").
+    """
+    if (card is None) == (rule is None):
+        which = "not both" if card is not None else "one of them"
+        _fail(UsageError(f"give a CARD or --rule NUMBER ({which})"))
     try:
-        entries = load_history(out, card)
+        entries = load_history(out, card) if card is not None else load_rule_history(out, str(rule))
     except PipelineError as exc:
         _fail(exc)
-    _echo(f"{card}: {len(entries)} versions")
+    _echo(f"{card if card is not None else rule}: {len(entries)} versions")
     for e in entries:
         came = f"{e.as_of} (run {e.appeared})" if e.as_of else f"run {e.appeared}"
         went = f"{e.gone_as_of} (run {e.disappeared})" if e.gone_as_of else f"run {e.disappeared}"
@@ -395,6 +408,33 @@ def history_command(card: str, out: Path) -> None:
         _echo(f"{date:<10}  {span:<44}  [{e.source}]  {e.text}")
         if e.translates:
             _echo(f"{'':<10}  translates ({e.translates_fate}): {e.translates}")
+
+
+@cli.command("site", short_help="Write the history of every ruling as a static site with a feed.")
+@_READ_OUT
+@click.option(
+    "-o",
+    "--output",
+    "folder",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder of the site: made if missing, brought up to date in place if a site.",
+)
+def site_command(out: Path, folder: Path) -> None:
+    """Write the dataset's history as a static site: a page per card, run and rule, a feed.
+
+    A rebuild into the same folder writes only the pages whose content changed.
+    """
+    try:
+        report = build_site(out, folder)
+    except PipelineError as exc:
+        _fail(exc)
+    unchanged = report.rendered - len(report.written)
+    _echo(
+        f"site {folder}: {report.pages} pages, {len(report.written)} written, "
+        f"{unchanged} rendered unchanged, {report.pages - report.rendered} not rendered "
+        f"(their inputs unchanged), {len(report.removed)} removed; {report.size:,} bytes"
+    )
 
 
 @cli.command("stats", short_help="Show the dataset in figures.")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import shutil
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 from conftest import EXPECTED, FIXTURES, RAW
@@ -14,9 +16,11 @@ from conftest import rows as read_rows
 
 from pipeline import ingest
 from pipeline.cli import cli
+from pipeline.publishing.changelog import changeset
 from pipeline.publishing.dataset import load_changeset
 from pipeline.publishing.render import render_json, render_markdown
 from pipeline.publishing.render_html import render_html
+from pipeline.schema import CHANGES
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -255,3 +259,85 @@ def test_history_command(scenario: Path) -> None:
     code, _, stderr = _cli("history", "tenth doctor", "--out", str(scenario))
     assert code == 2
     assert "did you mean The Tenth Doctor?" in stderr
+
+
+def _change(**fields: object) -> dict[str, object]:
+    """One row of changes.parquet: a ruling change of run 2 unless FIELDS say otherwise."""
+    row: dict[str, object] = dict.fromkeys(CHANGES.names)
+    row.update(run=2, source="src", rule_change=False, silent=False, first_seen=False)
+    row.update(fields)
+    return row
+
+
+def _table(*rows: dict[str, object]) -> pa.Table:
+    return pa.Table.from_pylist(list(rows), schema=CHANGES)
+
+
+def test_timeline_counts_changes_by_their_as_of_month() -> None:
+    """A change is drawn in the month the data showed it, not in its ruling's own month.
+
+    A renumbered rule keeps its 2023-11-17 date and an amended ruling its 2013 date; the
+    2024-02-02 release showed both: one bar, 2024-02, of two.
+    """
+    as_of = dt.date(2024, 2, 2)
+    rows = _table(
+        _change(change="renumbered", old_rule_id="701.34d", new_rule_id="701.34e",
+                old_date=dt.date(2023, 11, 17), new_date=dt.date(2023, 11, 17),
+                old_text_hash="a", new_text_hash="a", old_text="Manifest.", new_text="Manifest.",
+                group="g1", card=None, as_of=as_of),
+        _change(change="amended", card="Rift Bolt", old_date=dt.date(2013, 6, 7),
+                new_date=dt.date(2013, 6, 7), old_text_hash="b", new_text_hash="c",
+                old_text="Old words.", new_text="New words.", group="g2", as_of=as_of,
+                similarity=80.0, rule_change=True, silent=True, match="characters"),
+    )  # fmt: skip
+    cs = changeset(rows, [2])
+    assert [g.when for g in cs.groups] == [as_of, as_of]
+    bars = re.findall(r"<title>(\d{4}-\d{2}): (\d+)</title>", render_html(cs))
+    assert bars == [("2024-02", "2")]
+
+
+def test_renumbered_rules_say_the_release_that_renumbered_them() -> None:
+    """A renumbering says "as of 2024-02-02" (the release), not the rule's own 2023-11-17."""
+    rows = _table(
+        _change(change="renumbered", old_rule_id="701.34d", new_rule_id="701.34e",
+                old_date=dt.date(2023, 11, 17), new_date=dt.date(2023, 11, 17),
+                old_text_hash="a", new_text_hash="a", old_text="Manifest.", new_text="Manifest.",
+                group="g1", card=None, as_of=dt.date(2024, 2, 2)),
+        _change(change="amended", old_rule_id="702.62a", new_rule_id="702.62a",
+                old_date=dt.date(2023, 11, 17), new_date=dt.date(2024, 2, 2),
+                old_text_hash="b", new_text_hash="c", old_text="Play it.", new_text="You may.",
+                group="g2", card=None, as_of=dt.date(2024, 2, 2), similarity=70.0),
+    )  # fmt: skip
+    cs = changeset(rows, [2])
+    markdown, html = render_markdown(cs), render_html(cs)
+    assert "### 701.34d \u2192 701.34e: renumbered, as of 2024-02-02" in markdown
+    assert "### 702.62a: amended, effective 2024-02-02" in markdown
+    assert "renumbered, effective" not in markdown
+    assert "Rule 701.34d \u2192 701.34e: renumbered, as of 2024-02-02" in html
+    assert "2023-11-17" not in html.split("<h3>Rule 701.34d", 1)[1].split("</h3>")[0]
+
+
+def test_first_sightings_count_rulings_on_cards_apart_from_rules() -> None:
+    """Rulings on cards, rulings of no known card, rules and glossary entries: as stats counts."""
+    first = {"first_seen": True, "change": "added", "run": 1, "group": "g"}
+    rows = _table(
+        *(_change(card="Rift Bolt", new_text_hash=f"r{n}", **first) for n in range(3)),
+        *(_change(card=None, new_text_hash=f"n{n}", **first) for n in range(2)),
+        *(_change(card=None, source="cr", new_text_hash=f"u{n}", new_rule_id=f"100.{n}", **first)
+          for n in range(4)),
+        _change(card=None, source="cr", new_text_hash="gl", new_rule_id="Suspend", **first),
+    )  # fmt: skip
+    cs = changeset(rows, [1], kinds={"gl": "glossary"})
+    summary = "5 rulings first seen on 1 card(s), 2 of no known card; 4 rules, 1 glossary entries"
+    assert cs.first_seen_summary() == f"{summary} first seen"
+    assert cs.first_seen == (("Rift Bolt", "src", 3), (None, "src", 2))
+    assert cs.first_seen_rules == (("cr", "rule", 4), ("cr", "glossary", 1))
+    markdown = render_markdown(cs)
+    assert f"{summary} first seen" in markdown
+    assert "- cr: 4 rules\n- cr: 1 glossary entries" in markdown
+    assert "(no card) (cr)" not in markdown
+    assert json.loads(render_json(cs))["first_seen_rules"] == [
+        {"source": "cr", "kind": "rule", "count": 4},
+        {"source": "cr", "kind": "glossary", "count": 1},
+    ]
+    assert f"{summary} first seen" in render_html(cs)

@@ -73,9 +73,7 @@ def test_page_is_self_contained_and_escaped(scenario: Path) -> None:
     assert page.scripts == 1
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in html
-    assert (
-        "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &lt;b&gt;markup&lt;/b&gt;" in html
-    )
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;b&gt;markup&lt;/b&gt;" in html
     assert "<script>alert" not in html
     assert "<svg" in html
     changes = [a["data-change"] for a in page.articles]
@@ -142,7 +140,7 @@ def test_stats_command(scenario: Path) -> None:
 def test_help_lists_every_command() -> None:
     """`pipeline --help` names each command with its summary."""
     result = CliRunner().invoke(cli, ["--help"])
-    for command in ("ingest", "changelog", "history", "stats"):
+    for command in ("ingest", "changelog", "history", "site", "stats"):
         assert f"  {command} " in result.stdout
 
 

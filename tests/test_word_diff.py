@@ -51,5 +51,5 @@ def test_renderings_show_only_the_changed_word(tmp_path: Path) -> None:
         {"op": "+", "text": "eventually"},
     ]
     html = render_html(cs)
-    assert "<del>finally</del> <ins>eventually</ins> cast, not when it&#x27;s exiled." in html
+    assert "<del>finally</del> <ins>eventually</ins> cast, not when it&#39;s exiled." in html
     assert html.count("<del>") == 1

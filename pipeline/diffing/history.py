@@ -378,20 +378,40 @@ _VersionKey = tuple[dt.date, int]
 
 def card_history(sightings: pa.Table, card: str) -> list[HistoryEntry]:
     """Every version of every ruling of CARD, oldest first."""
-    rows = sightings.filter(pc.field("card") == card).to_pylist()
-    versions_of: dict[str, set[_VersionKey]] = defaultdict(set)
+    return history_of(sightings.filter(pc.field("card") == card).to_pylist())
+
+
+def source_versions(rows: Iterable[dict[str, Any]]) -> dict[str, set[_VersionKey]]:
+    """The versions, (as-of date, run), of each source that sightings ROWS were read in."""
+    versions: dict[str, set[_VersionKey]] = defaultdict(set)
+    for row in rows:
+        versions[row["source"]].add((row["as_of"] or _NO_DATE, row["run"]))
+    return versions
+
+
+def history_of(
+    rows: list[dict[str, Any]], versions: dict[str, set[_VersionKey]] | None = None
+) -> list[HistoryEntry]:
+    """Every version of the rulings among sightings ROWS, oldest first.
+
+    ROWS are the sightings of one snapshot's rulings: a card's, or a rule's. VERSIONS are
+    the versions of each source they were read in (default: those ROWS show): a ruling is
+    gone from the first later version of its source without it. A card absent from a run
+    is not gone from it, so a card's rows are their own versions; a rule is one of a
+    release's, so a rule's history takes the versions of all of the release's rules
+    (source_versions): a rule a release dropped is gone as of that release.
+    """
+    versions_of = source_versions(rows) if versions is None else versions
     seen: dict[tuple[str, str, dt.date | None], list[_VersionKey]] = defaultdict(list)
     texts: dict[tuple[str, str, dt.date | None], str] = {}
     for row in rows:
-        version = (row["as_of"] or _NO_DATE, row["run"])
-        versions_of[row["source"]].add(version)
         key = (row["source"], row["text_hash"], row["effective_date"])
-        seen[key].append(version)
+        seen[key].append((row["as_of"] or _NO_DATE, row["run"]))
         texts.setdefault(key, row["text"])
     entries = []
-    for (source, text_hash, date), versions in seen.items():
-        first, last = min(versions), max(versions)
-        later = [v for v in sorted(versions_of[source]) if v > last]
+    for (source, text_hash, date), held in seen.items():
+        first, last = min(held), max(held)
+        later = [v for v in sorted(versions_of.get(source, ())) if v > last]
         gone = later[0] if later else None
         entries.append(
             HistoryEntry(source, text_hash, date, texts[(source, text_hash, date)], first[1],

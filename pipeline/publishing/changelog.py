@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,6 +42,7 @@ class Group:
     match: str | None = None  # how an amendment's rulings were paired (diff.Match)
     replaced: tuple[str, ...] = ()  # a replacement: the removed texts NEW_TEXT now carries
     added: int = 0  # a replacement: the additions of NEW_TEXT it holds (beside `changes`)
+    as_of: dt.date | None = None  # the as-of date of the (latest) version that showed it
 
     @property
     def is_replacement(self) -> bool:
@@ -56,6 +58,11 @@ class Group:
     def date(self) -> dt.date | None:
         """When the change took effect: the new date, else the old one."""
         return self.new_date or self.old_date
+
+    @property
+    def when(self) -> dt.date | None:
+        """When the data showed the change: its as-of date, else (older rows) its date."""
+        return self.as_of or self.date
 
     @property
     def text(self) -> str:
@@ -76,17 +83,53 @@ class StaleGroup:
 
 @dataclass(frozen=True, slots=True)
 class Changeset:
-    """What changed in some runs: groups of changes, and the cards first seen."""
+    """What changed in some runs: groups of changes, and the cards first seen.
+
+    FIRST_SEEN counts the rulings (kind `ruling`) of each (card, source) read for the first
+    time, a null card for rulings of no known card; FIRST_SEEN_RULES the rules and glossary
+    entries of each release read for the first time, as (source, kind, count).
+    """
 
     runs: tuple[int, ...]
     groups: tuple[Group, ...]
     first_seen: tuple[tuple[str | None, str, int], ...]  # (card, source, rulings)
     stale: tuple[StaleGroup, ...] = ()  # "Translations now out of date"
+    first_seen_rules: tuple[tuple[str, str, int], ...] = ()  # (source, kind, count)
 
     def count(self, change: ChangeType) -> int:
         """How many card-level changes of this type the groups hold."""
         held = sum(g.changes for g in self.groups if g.change is change)
         return held + (sum(g.added for g in self.groups) if change is ChangeType.ADDED else 0)
+
+    def first_seen_summary(self) -> str:
+        """The first sightings in words: "17 rulings first seen on 1 card(s); 2898 rules, …".
+
+        Counted as `pipeline stats` counts: rulings on cards apart from rules and glossary
+        entries, and no card for the rulings of no known card.
+        """
+        parts = []
+        if self.first_seen:
+            rulings = sum(n for _, _, n in self.first_seen)
+            cards = len({card for card, _, _ in self.first_seen if card is not None})
+            carded = sum(n for card, _, n in self.first_seen if card is not None)
+            parts.append(f"{rulings} rulings first seen on {cards} card(s)")
+            if carded < rulings:
+                parts[-1] += f", {rulings - carded} of no known card"
+        if self.first_seen_rules:
+            kinds = {k: sum(n for _, kind, n in self.first_seen_rules if kind == k)
+                     for _, k, _ in self.first_seen_rules}  # fmt: skip
+            shown = ", ".join(f"{n} {_KIND_WORDS.get(kind, kind)}" for kind, n in kinds.items())
+            parts.append(f"{shown} first seen")
+        return "; ".join(parts)
+
+
+# How the changelogs name each kind of row that is not a card's ruling.
+_KIND_WORDS = {"rule": "rules", "glossary": "glossary entries"}
+
+
+def kind_words(kind: str) -> str:
+    """The plural a changelog uses for rows of KIND: "rules", "glossary entries"."""
+    return _KIND_WORDS.get(kind, kind)
 
 
 def changeset(
@@ -95,20 +138,26 @@ def changeset(
     rule_titles: dict[str, str] | None = None,
     langs: dict[str, str] | None = None,
     rule_rows: pa.Table | None = None,
+    *,
+    kinds: dict[str, str] | None = None,
 ) -> Changeset:
     """Gather the changes of RUNS into groups: the same change on many cards is one group.
 
     RULE_TITLES maps rule numbers such as 702.62 to their titles ("Suspend"): with them,
     each ruling change names the rule changes (of any run) that explain it; RULE_ROWS,
     when given, are those rule changes (see is_rule_change), else CHANGES holds them. LANGS
-    maps text hashes to languages, for the groups' `lang`.
+    maps text hashes to languages, for the groups' `lang`; KINDS the text hashes of
+    numbered rows to their kind (`rule`, `glossary`; see numbered_kinds), for the count of
+    first sightings (a numbered row not in it is a rule).
     """
     picked = changes.filter(pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64())))
     # First sightings are counted per (card, source), in Arrow: a first ingest has as many
     # of them as it read rulings, and the changelog only says how many each card had.
     seen_first: Any = picked["first_seen"]
+    firsts = picked.filter(seen_first)
+    numbered: Any = pc.is_valid(firsts["new_rule_id"])
     counts = (
-        picked.filter(seen_first)
+        firsts.filter(pc.invert(numbered))
         .group_by(["card", "source"], use_threads=False)
         .aggregate([("run", "count")])
     )
@@ -116,6 +165,7 @@ def changeset(
     first: dict[tuple[str | None, str], int] = {
         pair: int(n or 0) for pair, n in zip(pairs, counts["run_count"].to_pylist(), strict=True)
     }
+    rules_first = _first_rules(firsts.filter(numbered), kinds or {})
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in picked.filter(pc.invert(seen_first)).to_pylist():
         grouped.setdefault(row["group"], []).append(row)
@@ -123,7 +173,26 @@ def changeset(
     groups = [_explained(_group(members, langs or {}), rules) for members in grouped.values()]
     groups.sort(key=_group_order)
     seen = sorted(((c, s, n) for (c, s), n in first.items()), key=lambda t: _card_key(t[:2]))
-    return Changeset(tuple(sorted(runs)), tuple(groups), tuple(seen))
+    return Changeset(tuple(sorted(runs)), tuple(groups), tuple(seen), (), rules_first)
+
+
+def _first_rules(rows: pa.Table, kinds: dict[str, str]) -> tuple[tuple[str, str, int], ...]:
+    """The first sightings of numbered rows (a release's rules), counted by (source, kind)."""
+    found: Counter[tuple[str, str]] = Counter(
+        (source, kinds.get(text_hash, "rule"))
+        for source, text_hash in zip(
+            strings(rows["source"]), strings(rows["new_text_hash"]), strict=True
+        )
+    )
+    order = sorted(found.items(), key=lambda item: (item[0][0], item[0][1] != "rule", item[0][1]))
+    return tuple((source, kind, n) for (source, kind), n in order)
+
+
+def numbered_kinds(rulings: pa.Table) -> dict[str, str]:
+    """The kind of each numbered row of RULINGS (a rule or a glossary entry), by text hash."""
+    rows = rulings.select(["text_hash", "kind", "rule_id"])
+    rows = rows.filter(pc.is_valid(rows["rule_id"]))
+    return dict(zip(strings(rows["text_hash"]), strings(rows["kind"]), strict=True))
 
 
 def stale_translations(
@@ -192,7 +261,13 @@ def _group(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
         changes=len(members),
         lang=langs.get(head["new_text_hash"] or head["old_text_hash"]),
         match=head["match"],
+        as_of=_latest_as_of(members),
     )
+
+
+def _latest_as_of(members: list[dict[str, Any]]) -> dt.date | None:
+    dates = [m["as_of"] for m in members if m["as_of"] is not None]
+    return max(dates) if dates else None
 
 
 def _replacement(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
@@ -219,6 +294,7 @@ def _replacement(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
         match=Match.CONTAINED.value,
         replaced=tuple(texts),
         added=len(carriers),
+        as_of=_latest_as_of(members),
     )
 
 

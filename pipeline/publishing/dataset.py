@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import strings
-from pipeline.diffing.history import HistoryEntry, card_history
+from pipeline.diffing.history import HistoryEntry, card_history, history_of, source_versions
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
-from pipeline.publishing.changelog import Changeset, changeset, is_rule_change, stale_translations
+from pipeline.publishing.changelog import (
+    Changeset,
+    changeset,
+    is_rule_change,
+    numbered_kinds,
+    stale_translations,
+)
 from pipeline.reading.read import escaped
+from pipeline.schema import TABLES
 from pipeline.storage import store
 from pipeline.text.normalize import card_key, card_name
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
 
@@ -57,7 +66,8 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
     rulings = version.table("rulings")
     changes = version.table("changes", runs=runs)
     rules = version.table("changes", where=is_rule_change)
-    found = changeset(changes, runs, rule_titles(rulings), known_languages(rulings), rules)
+    titles, langs = rule_titles(rulings), known_languages(rulings)
+    found = changeset(changes, runs, titles, langs, rules, kinds=numbered_kinds(rulings))
     translations = version.table("translations")
     if not translations.num_rows:
         return found
@@ -101,6 +111,61 @@ def load_history(out: Path, card: str, version: store.Version | None = None) -> 
     raise UsageError(msg)
 
 
+def load_rule_history(
+    out: Path, rule_id: str, version: store.Version | None = None
+) -> list[HistoryEntry]:
+    """Every version of Comprehensive Rules rule RULE_ID (702.62a), oldest first.
+
+    A rule is gone from the first later release of its source that does not hold it.
+    """
+    require_dataset(out)
+    histories = rule_histories(version or store.open_version(out))
+    wanted = rule_id.strip().lower()
+    if wanted in histories:
+        return histories[wanted]
+    if not histories:
+        msg = f"no Comprehensive Rules in {out}: ingest a release (MagicCompRules *.txt) first"
+        raise UsageError(msg)
+    section = re.match(r"\d+(?:\.\d+)?", wanted)
+    close = sorted(r for r in histories if section and r.startswith(section.group()))[:5]
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    msg = f"no rule {rule_id!r} in {out}{hint}"
+    raise UsageError(msg)
+
+
+def rule_histories(version: store.Version) -> dict[str, list[HistoryEntry]]:
+    """Every version of every numbered rule, by number.
+
+    The sightings of rules are those of no card and of kind `rule`; each release of a
+    source is a version of it, so a rule a release dropped is gone as of that release.
+    """
+
+    def rules(part: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+        return pc.and_(pc.is_null(part["card"]), pc.equal(part["kind"], pa.scalar("rule")))
+
+    sightings = version.table("sightings", where=rules).select(_HISTORY_COLUMNS)
+    rows = sightings.cast(pa.schema([TABLES["sightings"].field(c) for c in _HISTORY_COLUMNS]))
+    found = rows.to_pylist()
+    versions = source_versions(found)
+    by_rule: dict[str, list[dict[str, Any]]] = {}
+    for row in found:
+        if row["rule_id"]:
+            by_rule.setdefault(row["rule_id"], []).append(row)
+    return {rule: history_of(held, versions) for rule, held in by_rule.items()}
+
+
+_HISTORY_COLUMNS = [
+    "run",
+    "card",
+    "source",
+    "text_hash",
+    "effective_date",
+    "as_of",
+    "text",
+    "rule_id",
+]
+
+
 def _history_of(version: store.Version, card: str) -> list[HistoryEntry]:
     wanted = pa.scalar(card)
     sightings = version.table("sightings", where=lambda part: pc.equal(part["card"], wanted))
@@ -124,12 +189,8 @@ def _with_originals(
     wanted = pa.array(sorted({r["original_text_hash"] for r in links.values()}), pa.string())
     originals = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=wanted))
     texts = dict(zip(strings(originals["text_hash"]), strings(originals["text"]), strict=True))
-    fates: dict[str, str] = {}
     changes = version.table("changes", where=lambda part: pc.equal(part["card"], pa.scalar(card)))
-    for row in changes.to_pylist():
-        if row["change"] in {"amended", "removed"} and row["old_text_hash"] in wanted.to_pylist():
-            when = f"as of {row['as_of']}, " if row["as_of"] else ""
-            fates.setdefault(row["old_text_hash"], f"{row['change']} ({when}run {row['run']})")
+    fates = original_fates(changes.to_pylist(), set(strings(wanted)))
     out = []
     for entry in entries:
         link = links.get(entry.text_hash)
@@ -140,3 +201,17 @@ def _with_originals(
         fate = "current" if link["original_current"] else fates.get(original, "not current")
         out.append(replace(entry, translates=texts.get(original), translates_fate=fate))
     return out
+
+
+def original_fates(changes: Iterable[dict[str, Any]], originals: set[str]) -> dict[str, str]:
+    """How each of ORIGINALS (English text hashes) went, by the first of CHANGES ending it.
+
+    "amended (as of 2024-02-02, run 2)", "removed (run 3)": CHANGES are a card's rows of
+    changes.parquet, in run order.
+    """
+    fates: dict[str, str] = {}
+    for row in changes:
+        if row["change"] in {"amended", "removed"} and row["old_text_hash"] in originals:
+            when = f"as of {row['as_of']}, " if row["as_of"] else ""
+            fates.setdefault(row["old_text_hash"], f"{row['change']} ({when}run {row['run']})")
+    return fates

@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from pipeline.diffing.diff import ChangeType, Match
+from pipeline.publishing.changelog import kind_words
 from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:
@@ -61,12 +62,7 @@ def _cards_md(cards: tuple[tuple[str | None, str], ...]) -> str:
 def render_markdown(cs: Changeset) -> str:
     """The changeset for people: rule changes first, grouped, with word-level diffs."""
     runs = ", ".join(str(r) for r in cs.runs) or "none"
-    counts = ", ".join(f"{cs.count(t)} {TITLES[t].lower()}" for t in ChangeType if cs.count(t))
-    if cs.first_seen:
-        first = sum(n for _, _, n in cs.first_seen)
-        counts += (
-            "; " if counts else ""
-        ) + f"{first} rulings first seen on {len(cs.first_seen)} card(s)"
+    counts = "; ".join(filter(None, [change_counts(cs), cs.first_seen_summary()]))
     out = [f"# Ruling changes: run {runs}", "", counts or "No changes.", ""]
     rulings = [g for g in cs.groups if not g.is_rule and g.change is not ChangeType.REDATED]
     sections = [
@@ -98,11 +94,29 @@ def render_markdown(cs: Changeset) -> str:
                 for card, lang, text in stale.translations
             ]
             out.append("")
-    if cs.first_seen:
+    if cs.first_seen or cs.first_seen_rules:
         out += ["## First seen", ""]
         out += [f"- {_cards_md(((c, s),))}: {n} ruling(s)" for c, s, n in cs.first_seen]
+        out += [f"- {_md(s)}: {n} {kind_words(k)}" for s, k, n in cs.first_seen_rules]
         out.append("")
     return "\n".join(out)
+
+
+def change_counts(cs: Changeset) -> str:
+    """The card-level changes of each type in words: "3 amended, 3 removed, 5 added"."""
+    return ", ".join(f"{cs.count(t)} {TITLES[t].lower()}" for t in ChangeType if cs.count(t))
+
+
+def rule_when(g: Group) -> str:
+    """When a rule change took effect; a renumbering by the release that renumbered it.
+
+    A renumbered rule keeps its text and its date (the release that first held it), so
+    its date says nothing of the renumbering: the as-of date of the release that showed
+    it does.
+    """
+    if g.change is ChangeType.RENUMBERED and g.as_of is not None:
+        return f"as of {g.as_of}"
+    return f"effective {g.date}"
 
 
 def _body_md(g: Group) -> list[str]:
@@ -151,7 +165,7 @@ def _rule_md(g: Group) -> list[str]:
     old, new = g.old_rule_id, g.new_rule_id
     number = f"{old} \u2192 {new}" if old and new and old != new else (new or old)
     return [
-        f"### {_md(str(number))}: {TITLES[g.change].lower()}, effective {g.date}",
+        f"### {_md(str(number))}: {TITLES[g.change].lower()}, {rule_when(g)}",
         "",
         *_body_md(g),
     ]
@@ -180,6 +194,9 @@ def render_json(cs: Changeset) -> str:
         "counts": {t.value: cs.count(t) for t in ChangeType},
         "groups": groups,
         "first_seen": [{"card": c, "source": s, "rulings": n} for c, s, n in cs.first_seen],
+        "first_seen_rules": [
+            {"source": s, "kind": k, "count": n} for s, k, n in cs.first_seen_rules
+        ],
         "stale_translations": [
             {"group": s.group, "change": s.change.value, "original": s.original, "now": s.now,
              "translations": [{"card": c, "lang": la, "text": t} for c, la, t in s.translations]}

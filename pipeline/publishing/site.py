@@ -1,0 +1,337 @@
+"""`pipeline site`: the history of every ruling as a static site, with an Atom feed.
+
+One folder of plain files: index.html (every card, searchable in the page), a page per
+card (cards/rift-bolt.html), per run (runs/2.html), per Comprehensive Rules rule
+(rules/702.62a.html), feed.xml, one stylesheet. Every link is relative, nothing is fetched
+from elsewhere, and the content reads without JavaScript.
+
+The build is a pure function of the dataset's version in force: the same version gives
+the same bytes. A rebuild renders only what may have changed and writes a page only if
+its bytes differ (a temporary file, then os.replace). A manifest in the folder (.site.json)
+remembers the run it was built from and, for each card and rule page, a digest of the
+inputs it takes from outside its own history and a digest of its record: a card a later
+run did not touch, whose outside inputs are the same, is not even read again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import filelock
+import jinja2
+
+from pipeline.errors import LockBusyError, PipelineError, UsageError
+from pipeline.publishing.feed import feed, newest, short
+from pipeline.publishing.render_html import summary, timeline
+from pipeline.publishing.site_data import SiteData, load_site
+from pipeline.publishing.site_pages import (
+    card_context,
+    card_page,
+    page_digest,
+    rule_context,
+    rule_page,
+)
+from pipeline.publishing.site_tables import plain_rows, rule_order
+from pipeline.publishing.templating import Links, render, template_sources
+from pipeline.reading.read import escaped
+
+MANIFEST = ".site.json"
+LOCK = ".site.lock"
+_FORMAT = 1
+FEED_ENTRIES = 100  # the newest rule-change groups the feed carries
+LATEST = 20  # the newest rule-change groups the index shows
+
+
+class SiteLinks(Links):
+    """Relative links between the site's pages, from a page ROOT levels below the top."""
+
+    def __init__(self, data: SiteData, root: str) -> None:
+        self._data, self._root = data, root
+
+    def card(self, name: str | None) -> str | None:
+        """The card's page, if it has one."""
+        slug = self._data.slug_of.get(name or "")
+        return f"{self._root}cards/{slug}.html" if slug else None
+
+    def rule(self, rule_id: str | None) -> str | None:
+        """The rule's page, if the dataset holds the rule."""
+        file = self._data.rule_files.get(rule_id or "")
+        return f"{self._root}rules/{file}.html" if file else None
+
+    def run(self, run: int) -> str | None:
+        """The run's page."""
+        return f"{self._root}runs/{run}.html"
+
+
+@dataclass(frozen=True, slots=True)
+class SiteReport:
+    """What a build did: pages in the site, rendered, written, removed; its size."""
+
+    folder: Path
+    pages: int
+    rendered: int
+    written: tuple[str, ...]
+    removed: tuple[str, ...]
+    size: int  # bytes of the site's pages
+    full: bool  # built without a usable manifest: every page rendered
+
+
+def build_site(out: Path, folder: Path) -> SiteReport:
+    """Write (or bring up to date) the static site of the dataset in OUT into FOLDER."""
+    data = load_site(out)
+    _check_folder(folder, out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(folder / LOCK)
+        lock.acquire(timeout=0)
+    except filelock.Timeout as exc:
+        shown = escaped(str(folder))
+        msg = f"{shown}: another `pipeline site` is writing this folder; try again later"
+        raise LockBusyError(msg) from exc
+    except OSError as exc:
+        raise _unwritable(folder, exc) from exc
+    try:
+        return _Build(data, folder).run()
+    finally:
+        lock.release()
+
+
+def _check_folder(folder: Path, out: Path) -> None:
+    """Refuse a site folder that is a file, the dataset, or a folder of other files."""
+    shown = escaped(str(folder))
+    if folder.exists() and not folder.is_dir():
+        msg = f"{shown}: not a folder; give -o a new or empty folder"
+        raise UsageError(msg)
+    if folder.resolve() == out.resolve():
+        msg = f"{shown}: that is the dataset folder; give -o another folder"
+        raise UsageError(msg)
+    if folder.is_dir() and not (folder / MANIFEST).exists():
+        others = [p.name for p in folder.iterdir() if p.name != LOCK]
+        if others:
+            msg = (f"{shown}: holds files `pipeline site` did not write (no {MANIFEST}); "
+                   "give -o a new or empty folder")  # fmt: skip
+            raise UsageError(msg)
+
+
+def _unwritable(path: Path, exc: OSError) -> PipelineError:
+    return PipelineError(f"{escaped(str(path))}: cannot write ({exc.strerror or exc})")
+
+
+class _Build:
+    """One build: the pages it renders, the manifest it keeps, the files it writes."""
+
+    def __init__(self, data: SiteData, folder: Path) -> None:
+        self.data, self.folder = data, folder
+        old = _read_manifest(folder)
+        self.old_pages: dict[str, list[Any]] = old.get("pages", {}) if old else {}
+        since = int(old.get("last_run", 0)) if old else 0
+        self.full = (
+            old is None
+            or old.get("generator") != generator()
+            or since > data.version.last_run
+            or old.get("dataset") != _identity(data, since)
+        )
+        self.since = 0 if self.full else since
+        self.reusable = {} if self.full else self.old_pages
+        self.pages: dict[str, list[Any]] = {}
+        self.written: list[str] = []
+        self.rendered = 0
+        self.present = _present(folder)
+
+    def run(self) -> SiteReport:
+        """Build every page, remove the ones no longer made, write the manifest."""
+        data = self.data
+        touched, rules_read = (
+            ({c.name for c in data.cards}, True) if self.full else data.touched(self.since)
+        )
+        self._cards(touched)
+        self._rules(rules_read)
+        links = SiteLinks(data, "../")
+        summaries = {}
+        for run in data.runs:
+            cs = run.changeset
+            summaries[run.run] = summary(cs)
+            self._page(f"runs/{run.run}.html", "run.html", root="../", links=links, run=run,
+                       counts=summaries[run.run], bars=timeline(cs))  # fmt: skip
+        self._page("runs/index.html", "runs.html", root="../", runs=data.runs, summaries=summaries)
+        rules = [(r, short(t)) for r, t in data.rules.items()]
+        self._page("rules/index.html", "rules.html", root="../", rules=rules, files=data.rule_files)
+        threads = newest(data.threads.values(), data)
+        langs = sorted({lang for c in data.cards for lang in c.langs})
+        latest = data.runs[-1] if data.runs else None
+        self._page("index.html", "index.html", root="", links=SiteLinks(data, ""),
+                   cards=data.cards, langs=langs, threads=threads[:LATEST], runs=data.runs,
+                   latest=latest, rules=len(data.rules))  # fmt: skip
+        self._page(
+            "feed.xml", "feed.xml", feed=feed(data, threads[:FEED_ENTRIES], SiteLinks(data, ""))
+        )
+        self._file("assets/site.css", _asset("site.css"))
+        removed = self._remove_stale()
+        manifest = {
+            "format": _FORMAT, "generator": generator(), "last_run": data.version.last_run,
+            "dataset": _identity(data, data.version.last_run),
+            "pages": dict(sorted(self.pages.items())),
+        }  # fmt: skip
+        self._write(
+            MANIFEST, json.dumps(manifest, indent=0, sort_keys=True).encode("utf-8") + b"\n"
+        )
+        return SiteReport(
+            self.folder, len(self.pages), self.rendered,
+            tuple(w for w in self.written if w != MANIFEST),
+            removed, sum(int(p[2]) for p in self.pages.values()), self.full,
+        )  # fmt: skip
+
+    def _cards(self, touched: set[str]) -> None:
+        data, todo = self.data, {}
+        for row in data.cards:
+            path, context = f"cards/{row.slug}.html", card_context(data, row.name)
+            kept = self.reusable.get(path)
+            if row.name not in touched and kept and kept[0] == context and path in self.present:
+                self.pages[path] = kept
+            else:
+                todo[row.name] = (path, context)
+        if not todo:
+            return
+        events = data.card_events(set(todo))
+        links = SiteLinks(data, "../")
+        for name, history, langs in data.iter_histories(set(todo)):
+            path, context = todo[name]
+            record = card_page(data, name, history, events.get(name, []), langs)
+            self._recorded(path, context, record, "card.html", root="../", page=record, links=links)
+
+    def _rules(self, rules_read: bool) -> None:  # noqa: FBT001 - one flag, positional
+        data, todo = self.data, {}
+        citing: dict[str, list[str]] = defaultdict(list)
+        for card, numbers in sorted(data.cited.items()):
+            for number in numbers:
+                citing[number].append(card)
+        for rule in data.rules:
+            path = f"rules/{data.rule_files[rule]}.html"
+            context = rule_context(data, rule, tuple(citing.get(rule, ())))
+            kept = self.reusable.get(path)
+            if not rules_read and kept and kept[0] == context and path in self.present:
+                self.pages[path] = kept
+            else:
+                todo[rule] = (path, context)
+        if not todo:
+            return
+        histories = data.rule_histories()
+        changes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in plain_rows(data.events, data.events.column_names):
+            for rule in {row["old_rule_id"], row["new_rule_id"]} - {None}:
+                changes[rule].append(row)
+        links = SiteLinks(data, "../")
+        for rule in sorted(todo, key=rule_order):
+            path, context = todo[rule]
+            record = rule_page(data, rule, histories.get(rule, []), changes.get(rule, []),
+                               tuple(citing.get(rule, ())))  # fmt: skip
+            self._recorded(path, context, record, "rule.html", root="../", page=record, links=links)
+
+    def _recorded(
+        self,
+        path: str,
+        context: str,
+        record: object,
+        template: str,
+        **values: Any,  # noqa: ANN401 - the template's
+    ) -> None:
+        """Render a card's or rule's page unless the manifest has its record's digest."""
+        digest = page_digest(record)
+        kept = self.reusable.get(path)
+        if kept and kept[1] == digest and path in self.present:
+            self.pages[path] = [context, digest, kept[2]]
+            return
+        size = self._file(path, render(template, **values).encode("utf-8"))
+        self.pages[path] = [context, digest, size]
+
+    def _page(self, path: str, template: str, **values: Any) -> None:  # noqa: ANN401 - the template's
+        """Render a page every build renders (index, runs, feed): cheap, and it changes."""
+        size = self._file(path, render(template, **values).encode("utf-8"))
+        self.pages[path] = ["", "", size]
+
+    def _file(self, path: str, content: bytes) -> int:
+        self.rendered += 1
+        self._write(path, content)
+        self.pages.setdefault(path, ["", "", len(content)])
+        return len(content)
+
+    def _write(self, path: str, content: bytes) -> None:
+        """Write CONTENT to PATH under the folder unless it holds those bytes already."""
+        target = self.folder / path
+        with contextlib.suppress(OSError):
+            if target.stat().st_size == len(content) and target.read_bytes() == content:
+                return
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_bytes(content)
+            temporary.replace(target)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+            raise _unwritable(target, exc) from exc
+        self.written.append(path)
+
+    def _remove_stale(self) -> tuple[str, ...]:
+        """Remove the pages an earlier build wrote that this one no longer makes."""
+        gone = sorted(set(self.old_pages) - set(self.pages))
+        for path in gone:
+            try:
+                (self.folder / path).unlink(missing_ok=True)
+            except OSError as exc:
+                raise _unwritable(self.folder / path, exc) from exc
+        return tuple(gone)
+
+
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The manifest of an earlier build, or None (none, unreadable, of another format)."""
+    try:
+        found = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or found.get("format") != _FORMAT:
+        return None
+    pages = found.get("pages")
+    entry = 3  # [context digest, record digest, size]
+    if not isinstance(pages, dict) or not all(
+        isinstance(v, list) and len(v) == entry for v in pages.values()
+    ):
+        return None
+    return found
+
+
+def _present(folder: Path) -> set[str]:
+    """The card and rule pages in FOLDER now (a page deleted by hand is made again)."""
+    found = set()
+    for sub in ("cards", "rules"):
+        with contextlib.suppress(OSError), os.scandir(folder / sub) as entries:
+            found |= {f"{sub}/{e.name}" for e in entries if e.name.endswith(".html")}
+    return found
+
+
+def generator() -> str:
+    """A digest of what renders the pages: the templates, this package's code, Jinja2."""
+    digest = hashlib.sha256(jinja2.__version__.encode())
+    for name, source in template_sources().items():
+        digest.update(f"{name}\0{source}\0".encode())
+    here = Path(__file__).resolve().parent
+    for path in [*sorted(here.glob("*.py")), here.parent / "diffing" / "history.py"]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:24]
+
+
+def _identity(data: SiteData, upto: int) -> str:
+    """A digest of the dataset's runs up to UPTO: another dataset has other start times."""
+    runs = [(r.run, r.started_at.isoformat()) for r in data.runs if r.run <= upto]
+    return page_digest(runs)
+
+
+def _asset(name: str) -> bytes:
+    return template_sources()[name].encode("utf-8")

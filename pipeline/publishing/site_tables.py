@@ -1,0 +1,147 @@
+"""The site's inputs taken from the dataset's tables, in Arrow, then as plain Python values."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import strings
+from pipeline.publishing.slugs import slugs
+from pipeline.publishing.templating import rule_numbers
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+_RULE_FILE = re.compile(r"[0-9a-z][0-9a-z.]*")  # a rule number fit to name its page's file
+# Arrow's regular expressions (RE2) look neither behind nor ahead: this loose pattern
+# picks the rulings that may cite a rule, templating.RULE_NUMBER the numbers.
+_MAY_CITE = r"[1-9]\d\d\.\d"
+
+
+def plain_table(table: pa.Table) -> pa.Table:
+    """TABLE with its dictionary-encoded columns decoded (listing those is slow)."""
+    fields = [table.schema.field(c) for c in table.column_names]
+    plain = [
+        f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in fields
+    ]
+    return table.cast(pa.schema(plain))
+
+
+def plain_rows(table: pa.Table, columns: list[str]) -> list[dict[str, Any]]:
+    """TABLE's COLUMNS as Python rows, dictionary-encoded strings decoded first (faster)."""
+    return plain_table(table.select(columns)).to_pylist()
+
+
+def text_column(table: pa.Table, name: str) -> Any:  # noqa: ANN401 - an Arrow string column
+    """Column NAME of TABLE as plain strings."""
+    return table[name].cast(pa.string())
+
+
+def rule_order(rule_id: str) -> tuple[object, ...]:
+    """Rule numbers in the book's order: 100.2 before 100.10, 702.62 before 702.62a."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", rule_id))
+
+
+def latest_versions(state: pa.Table) -> pa.Table:
+    """Each (card, source) of STATE as one key, with the as-of date of its latest version."""
+    held = pa.Table.from_arrays([_snapshot_key(state), state["as_of"]], names=["key", "held"])
+    return held.group_by("key", use_threads=False).aggregate([("held", "max")])
+
+
+def late_rows(read: pa.Table, latest: pa.Table) -> Any:  # noqa: ANN401 - a boolean column
+    """Which sightings of READ are of a version older than the latest one (latest_versions).
+
+    A card's rows only: a row of no card is no card's page.
+    """
+    at = pc.index_in(_snapshot_key(read), value_set=latest["key"])
+    earlier: Any = pc.less(read["as_of"], pc.take(latest["held_max"], at))
+    return pc.fill_null(earlier, False)  # noqa: FBT003
+
+
+_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
+
+
+def _snapshot_key(table: pa.Table) -> Any:  # noqa: ANN401 - a string column, null without card
+    return _join(text_column(table, "card"), text_column(table, "source"), "\x00")
+
+
+def needed_texts(
+    rulings: pa.Table, events: pa.Table, translations: list[dict[str, Any]]
+) -> dict[str, str]:
+    """The texts the pages name by hash: translations, their originals, replacements."""
+    wanted = {h for r in translations for h in (r["text_hash"], r["original_text_hash"]) if h}
+    wanted |= set(strings(events["replaced_by"].drop_null()))
+    wanted |= set(strings(events["old_text_hash"].drop_null()))
+    if not wanted:
+        return {}
+    picked = pa.array(sorted(wanted), pa.string())
+    rows = rulings.filter(pc.is_in(text_column(rulings, "text_hash"), value_set=picked))
+    return dict(zip(strings(rows["text_hash"]), strings(rows["text"]), strict=True))
+
+
+def languages_of(rulings: pa.Table, events: pa.Table) -> pa.Table:
+    """The rulings whose texts EVENTS name: what the changesets' languages are looked up in."""
+    hashes = {*strings(events["old_text_hash"].drop_null()),
+              *strings(events["new_text_hash"].drop_null())}  # fmt: skip
+    picked = pa.array(sorted(hashes), pa.string())
+    return rulings.filter(pc.is_in(text_column(rulings, "text_hash"), value_set=picked))
+
+
+def current_counts(rulings: pa.Table) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Each card's number of current rulings and their languages."""
+    today = rulings.filter(pc.and_(rulings["current"], pc.is_valid(rulings["card"])))
+    table = pa.Table.from_arrays(
+        [text_column(today, "card"), text_column(today, "lang")], names=["card", "lang"]
+    )
+    counted = table.group_by("card", use_threads=False).aggregate(
+        [("lang", "count"), ("lang", "distinct")]
+    )
+    return {
+        row["card"]: (int(row["lang_count"]), tuple(sorted(row["lang_distinct"])))
+        for row in counted.to_pylist()
+    }
+
+
+def rule_texts(rulings: pa.Table) -> dict[str, str]:
+    """Each rule number with its current text (else its latest row's), in the book's order."""
+    rows = rulings.filter(pc.equal(text_column(rulings, "kind"), pa.scalar("rule")))
+    found: dict[str, tuple[bool, str]] = {}
+    for row in plain_rows(rows, ["rule_id", "text", "current"]):
+        rule = row["rule_id"]
+        if rule and (row["current"] or not found.get(rule, (False, ""))[0]):
+            found[rule] = (row["current"], row["text"])
+    return {rule: found[rule][1] for rule in sorted(found, key=rule_order)}
+
+
+def rule_files(rules: dict[str, str]) -> dict[str, str]:
+    """Each rule's page file name: its number (702.62a), else a slug of it."""
+    named = {r: r for r in rules if _RULE_FILE.fullmatch(r)}
+    others = slugs(r for r in rules if r not in named)
+    return {**named, **{r: f"rule-{s}" for r, s in others.items()}}
+
+
+def freshness(state: pa.Table) -> dict[str, tuple[tuple[str, dt.date | None], ...]]:
+    """Each card's sources with the as-of date of the latest version of each (the state's)."""
+    keys = pa.Table.from_arrays(
+        [text_column(state, "card"), text_column(state, "source"), state["as_of"]],
+        names=["card", "source", "as_of"],
+    )
+    latest = keys.filter(pc.is_valid(keys["card"])).group_by(["card", "source"], use_threads=False)
+    found: dict[str, list[tuple[str, dt.date | None]]] = defaultdict(list)
+    for row in latest.aggregate([("as_of", "max")]).to_pylist():
+        found[row["card"]].append((row["source"], row["as_of_max"]))
+    return {card: tuple(sorted(rows)) for card, rows in found.items()}
+
+
+def citations(rulings: pa.Table) -> dict[str, tuple[str, ...]]:
+    """The rule numbers each card's rulings (of every version) cite."""
+    maybe = pc.match_substring_regex(text_column(rulings, "text"), _MAY_CITE)
+    mine = rulings.filter(pc.and_(pc.is_valid(rulings["card"]), maybe))
+    found: dict[str, dict[str, None]] = defaultdict(dict)
+    for row in plain_rows(mine, ["card", "text"]):
+        found[row["card"]].update(dict.fromkeys(rule_numbers(row["text"])))
+    return {card: tuple(sorted(numbers, key=rule_order)) for card, numbers in found.items()}

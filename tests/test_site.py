@@ -1,0 +1,506 @@
+"""`pipeline site`: the static site of the seeds and the real TSP set, its feed, its rebuilds."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import RAW, REALDATA
+
+from pipeline import ingest
+from pipeline.cli import cli
+from pipeline.publishing.dataset import load_changeset
+from pipeline.publishing.render import render_markdown
+from pipeline.publishing.render_html import render_html
+from pipeline.publishing.site import MANIFEST, build_site
+from pipeline.publishing.slugs import readable, slugs
+
+TSP = REALDATA / "mtgjson-2022" / "TSP.json"
+RULES = REALDATA / "comprules"
+ATOM = "{http://www.w3.org/2005/Atom}"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_tsp = pytest.mark.skipif(
+    not TSP.is_file(), reason="../shared/realdata is not beside this checkout"
+)
+needs_rules = pytest.mark.skipif(
+    not RULES.is_dir(), reason="../shared/realdata is not beside this checkout"
+)
+SEED_RIFT_BOLT = RAW / "001_ca7dd0badab20c1e.txt"
+OLD_WORDING = "The third is a triggered ability that causes you to cast the card"
+NEW_WORDING = "The third is a triggered ability that gives you the option to cast the card"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Run 1, the five seeds of raw/; run 2, the real MTGJSON 2022 Time Spiral set.
+
+    Seed 001 is Rift Bolt's 2024 rulings, three in Korean; TSP holds its rulings before the
+    2024 suspend change.
+    """
+    if not TSP.is_file():
+        pytest.skip("../shared/realdata is not beside this checkout")
+    root = tmp_path_factory.mktemp("site")
+    out = root / "normalized"
+    shutil.copytree(RAW, root / "raw")
+    ingest([root / "raw"], out=out)
+    (root / "tsp").mkdir()
+    shutil.copy(TSP, root / "tsp" / "TSP.json")
+    ingest([root / "tsp"], out=out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of that dataset, built once."""
+    folder = tmp_path_factory.mktemp("built") / "site"
+    build_site(dataset, folder)
+    return folder
+
+
+def _rift_bolt_run(out: Path, folder: Path, rewordings: dict[str, str]) -> None:
+    """A run of seed 001 again (the same source), its rulings reworded: rule changes of one card."""
+    folder.mkdir()
+    text = SEED_RIFT_BOLT.read_text(encoding="utf-8")
+    for old, new in rewordings.items():
+        assert old in text
+        text = text.replace(old, new)
+    (folder / SEED_RIFT_BOLT.name).write_text(text, encoding="utf-8")
+    ingest([folder], out=out)
+
+
+RUN_3 = {
+    "Cards exiled with suspend are exiled face up.":
+        "Cards exiled with suspend are exiled face up, always.",
+    "you must choose 0 as the value of X": "you must choose 0 for X",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def history(dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """That dataset and a third run amending two of Rift Bolt's rulings; and its site."""
+    root = tmp_path_factory.mktemp("history")
+    out = root / "normalized"
+    shutil.copytree(dataset, out, symlinks=True)
+    _rift_bolt_run(out, root / "raw3", RUN_3)
+    build_site(out, root / "site")
+    return out, root / "site"
+
+
+class _Page(HTMLParser):
+    """A page's links, scripts, texts by language, and the text of each section by id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.scripts: list[dict[str, str | None]] = []
+        self.by_lang: dict[str, list[str]] = {}
+        self.sections: dict[str, str] = {}
+        self.meta: list[dict[str, str | None]] = []
+        self._langs: list[tuple[str, str | None]] = []
+        self._section: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        for name in ("href", "src"):
+            if found.get(name):
+                self.links.append(str(found[name]))
+        if tag == "script":
+            self.scripts.append(found)
+        if tag == "meta":
+            self.meta.append(found)
+        if tag == "section":
+            self._section = found.get("id")
+        self._langs.append((tag, found.get("lang")))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._langs:
+            opened, _ = self._langs.pop()
+            if opened == tag:
+                break
+        if tag == "section":
+            self._section = None
+
+    def handle_data(self, data: str) -> None:
+        lang = next((lang for _, lang in reversed(self._langs) if lang), None)
+        if lang:
+            self.by_lang.setdefault(lang, []).append(data)
+        if self._section:
+            self.sections[self._section] = self.sections.get(self._section, "") + data
+
+
+def _page(path: Path) -> _Page:
+    parser = _Page()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".site.lock"}  # fmt: skip
+
+
+def test_rift_bolt_shows_both_wordings_and_its_korean_translations(site: Path) -> None:
+    """Two sources disagree: the 2024 seed's wording is today's, MTGJSON 2022's is marked staler.
+
+    The seed is the freshest source (by its as-of date), so its suspend ruling leads the page
+    and MTGJSON's pre-2024 one shows under "Only in staler sources"; the three Korean rulings
+    are marked lang="ko", each beside the English ruling it translates (or saying none was found).
+    """
+    page = _page(site / "cards" / "rift-bolt.html")
+    assert NEW_WORDING in page.sections["today"]
+    assert OLD_WORDING not in page.sections["today"]
+    assert OLD_WORDING in page.sections["staler"]
+    assert "staler source" in page.sections["staler"]
+    html = (site / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
+    assert re.search(
+        r"001_ca7dd0badab20c1e\.txt</span>, as of \S+ <span class=\"badge fresh\">freshest", html
+    )
+    korean = " ".join(page.by_lang["ko"])
+    assert "유예를 가진 카드를 추방하는 것은" in korean
+    assert "주문이 목표를 요구한다면" in korean
+    assert "시간 카운터는 제거되지 않습니다" in korean
+    assert html.count('<p class="text" lang="ko">') == 3
+    translations = page.sections["translations"]
+    assert "Translates If the spell requires any targets" in " ".join(translations.split())
+    assert "current" in translations
+
+
+def test_pages_are_self_contained_relative_and_escaped(site: Path) -> None:
+    """Every link is relative and reaches a file of the site; no script or style from elsewhere."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 100
+    for path in pages:
+        page = _page(path)
+        assert {"name": "viewport", "content": "width=device-width, initial-scale=1"} in page.meta
+        for link in page.links:
+            assert "://" not in link, (path, link)
+            assert not link.startswith("/"), (path, link)
+            target = link.split("#", 1)[0]
+            if target:
+                assert (path.parent / target).resolve().is_file(), (path, link)
+        assert all("src" not in s for s in page.scripts), path  # inline only
+        assert len(page.scripts) == (1 if path == site / "index.html" else 0), path
+    text = (site / "index.html").read_text(encoding="utf-8")
+    assert '<ul id="card-list">' in text
+    assert '<a href="cards/rift-bolt.html">Rift Bolt</a>' in text  # readable without JavaScript
+
+
+def test_hostile_names_and_texts_are_escaped(tmp_path: Path) -> None:
+    """A card name and a ruling made of markup are shown as text on every page, never run."""
+    raw, out = tmp_path / "raw", tmp_path / "normalized"
+    raw.mkdir()
+    name = '<img src=x onerror="alert(1)">'
+    quoted = name.replace('"', '""')
+    (raw / "manifest.csv").write_text(f'path,card\ndump.txt,"{quoted}"\n', "utf-8")
+    (raw / "dump.txt").write_text(
+        "Rulings\n\n2024-02-02\n\nA ruling with <script>alert('x')</script> & <b>markup</b>.\n",
+        "utf-8",
+    )
+    ingest([raw], out=out)
+    build_site(out, tmp_path / "site")
+    pages = {p: p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*.html")}
+    [card] = [p for p in pages if p.parent.name == "cards"]
+    assert card.name == "img-src-x-onerror-alert-1.html"
+    for text in pages.values():
+        assert "<img" not in text
+        assert "<script>alert" not in text
+        assert "<b>markup" not in text
+    assert (
+        "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;b&gt;markup&lt;/b&gt;"
+        in pages[card]
+    )
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in pages[card]
+
+
+def _feed(site: Path) -> ET.Element:
+    return ET.parse(site / "feed.xml").getroot()  # noqa: S314 - our own file
+
+
+def test_feed_is_atom(history: tuple[Path, Path], tmp_path: Path) -> None:
+    """RFC 4287: the feed's id, title, updated, author and links; each entry's too.
+
+    Entries have an id, a title, an updated time and an alternate link, come newest first,
+    and their ids are unique and the same in another build.
+    """
+    site = history[1]
+    feed = _feed(site)
+    assert feed.tag == f"{ATOM}feed"
+    for name in ("id", "title", "updated", "author"):
+        assert feed.find(f"{ATOM}{name}") is not None, name
+    assert {link.get("rel") for link in feed.findall(f"{ATOM}link")} == {"self", "alternate"}
+    entries = feed.findall(f"{ATOM}entry")
+    assert len(entries) == 2  # run 3's two amendments (the seeds and TSP are other sources)
+    ids = [str(e.findtext(f"{ATOM}id")) for e in entries]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"urn:uuid:[0-9a-f-]{36}", i) for i in ids)
+    updated = [str(e.findtext(f"{ATOM}updated")) for e in entries]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT00:00:00Z", u) for u in updated)
+    assert updated == sorted(updated, reverse=True)
+    assert feed.findtext(f"{ATOM}updated") == updated[0]
+    for entry in entries:
+        assert entry.findtext(f"{ATOM}title")
+        [link] = entry.findall(f"{ATOM}link")
+        assert link.get("rel") == "alternate"
+        assert (site / str(link.get("href")).split("#")[0]).is_file()
+        content = entry.find(f"{ATOM}content")
+        assert content is not None
+        assert content.get("type") == "html"
+        assert "<article" in str(content.text)  # HTML, escaped once in the XML
+    build_site(history[0], tmp_path / "again")
+    again = [e.findtext(f"{ATOM}id") for e in _feed(tmp_path / "again").findall(f"{ATOM}entry")]
+    assert again == ids
+
+
+def test_two_builds_are_byte_identical(dataset: Path, site: Path, tmp_path: Path) -> None:
+    """The same dataset gives the same bytes, manifest included; a rebuild writes nothing."""
+    again = tmp_path / "again"
+    report = build_site(dataset, again)
+    assert report.full
+    assert _files(again) == _files(site)
+    before = {p: p.stat().st_mtime_ns for p in again.rglob("*") if p.is_file()}
+    report = build_site(dataset, again)
+    assert not report.full
+    assert report.written == ()
+    assert report.rendered == 7  # the index, the feed, the runs' index and pages, the rules'
+    # index and the stylesheet: what every build makes
+    assert {p: p.stat().st_mtime_ns for p in again.rglob("*") if p.is_file()} == before
+
+
+def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
+    history: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A run amending one Rift Bolt ruling rewrites only its page and the pages that list runs.
+
+    Its page, the index, the run's page, the runs' index and the feed are written, nothing
+    else (mtimes and the build's write log); the feed keeps every id and gains one entry,
+    first; a fresh build gives the same bytes.
+    """
+    out, folder = tmp_path / "normalized", tmp_path / "site"
+    shutil.copytree(history[0], out, symlinks=True)
+    shutil.copytree(history[1], folder)
+    old_ids = [e.findtext(f"{ATOM}id") for e in _feed(folder).findall(f"{ATOM}entry")]
+    mtimes = {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+    _rift_bolt_run(
+        out, tmp_path / "raw4", RUN_3 | {"It doesn't matter why": "It does not matter why"}
+    )
+    report = build_site(out, folder)
+    assert not report.full
+    assert set(report.written) == {
+        "cards/rift-bolt.html", "index.html", "runs/4.html", "runs/index.html", "feed.xml",
+    }  # fmt: skip
+    assert report.rendered == 10  # those five, runs 1 to 3, the rules' index, the stylesheet
+    changed = {str(p.relative_to(folder)) for p, t in mtimes.items() if p.stat().st_mtime_ns != t}
+    assert changed == {
+        "cards/rift-bolt.html",
+        "index.html",
+        "runs/index.html",
+        "feed.xml",
+        MANIFEST,
+    }
+    page = (folder / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
+    assert "It <del>doesn&#39;t</del> <ins>does not</ins> matter why" in page
+    new_ids = [e.findtext(f"{ATOM}id") for e in _feed(folder).findall(f"{ATOM}entry")]
+    assert len(old_ids) == 2
+    assert new_ids[1:] == old_ids  # every id kept, the new entry first
+    fresh = tmp_path / "fresh"
+    build_site(out, fresh)
+    assert _files(fresh) == _files(folder)
+
+
+def test_a_page_removed_by_hand_comes_back(dataset: Path, site: Path, tmp_path: Path) -> None:
+    """A card page missing from the folder is made again; nothing else is written."""
+    folder = tmp_path / "site"
+    shutil.copytree(site, folder)
+    (folder / "cards" / "rift-bolt.html").unlink()
+    report = build_site(dataset, folder)
+    assert report.written == ("cards/rift-bolt.html",)
+    assert _files(folder) == _files(site)
+
+
+def test_slugs_are_readable_stable_and_never_shared() -> None:
+    """Names that fold alike (case, accents, the ligature) get their own hash; others do not."""
+    names = [
+        "Rift Bolt",
+        "Lim-Dûl's Vault",
+        "Æther Vial",
+        "Aether Vial",
+        "aether vial",
+        "Con",
+        "火",
+    ]
+    found = slugs(names)
+    assert found["Rift Bolt"] == "rift-bolt"
+    assert found["Lim-Dûl's Vault"] == "lim-duls-vault"
+    vials = [found[n] for n in ("Æther Vial", "Aether Vial", "aether vial")]
+    assert len({v.casefold() for v in vials}) == 3
+    assert all(re.fullmatch(r"aether-vial-[0-9a-f]{6}", v) for v in vials)
+    assert re.fullmatch(r"con-[0-9a-f]{6}", found["Con"])  # a device name on Windows
+    assert re.fullmatch(r"card-[0-9a-f]{6}", found["火"])
+    assert slugs(reversed(names)) == found
+    assert slugs(["Rift Bolt", "Aether Vial"]) == {
+        "Rift Bolt": "rift-bolt",
+        "Aether Vial": "aether-vial",
+    }
+    assert readable("Urza\u2019s Saga") == "urzas-saga"
+    clash = slugs(["Rift Bolt", "rift bolt", "Rift Bolt " + found["Rift Bolt"][-6:]])
+    assert len(set(clash.values())) == 3
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_site_command(dataset: Path, tmp_path: Path) -> None:
+    """`pipeline site -o DIR` builds and reports; a folder of other files is refused (exit 2)."""
+    code, stdout, _ = _cli("site", "--out", str(dataset), "-o", str(tmp_path / "site"))
+    assert code == 0
+    assert re.match(r"site \S+: \d+ pages, \d+ written", stdout)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine", encoding="utf-8")
+    code, _, stderr = _cli("site", "--out", str(dataset), "-o", str(other))
+    assert code == 2
+    assert "holds files `pipeline site` did not write" in stderr
+    code, _, stderr = _cli("site", "--out", str(tmp_path / "nowhere"), "-o", str(tmp_path / "s2"))
+    assert code == 2
+    assert "no dataset here" in stderr
+    code, _, stderr = _cli("site", "--out", str(dataset))
+    assert code == 2
+    assert "Missing option '-o'" in stderr
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Comprehensive Rules of 2023-11-17, then of 2024-02-06, each a run."""
+    if not RULES.is_dir():
+        pytest.skip("../shared/realdata is not beside this checkout")
+    root = tmp_path_factory.mktemp("rules")
+    for release in ("2023-11-17.txt", "2024-02-06.txt"):
+        folder = root / release.removesuffix(".txt")
+        folder.mkdir()
+        shutil.copy(RULES / release, folder)
+        ingest([folder], out=root / "normalized")
+    return root / "normalized"
+
+
+@needs_rules
+def test_history_of_a_rule(rules: Path) -> None:
+    """`pipeline history --rule 702.62a`: the suspend rule before and after 2024-02-02."""
+    code, stdout, _ = _cli("history", "--rule", "702.62a", "--out", str(rules))
+    assert code == 0
+    lines = stdout.splitlines()
+    assert lines[0] == "702.62a: 2 versions"
+    assert re.match(
+        r"2023-11-17  2023-11-17 \(run 1\) until 2024-02-02 \(run 2\) .*play it without", lines[1]
+    )
+    assert re.match(r"2024-02-02  since 2024-02-02 \(run 2\), current .*you may play it", lines[2])
+    for args, message in [
+        ([], "give a CARD or --rule NUMBER (one of them)"),
+        (["Rift Bolt", "--rule", "702.62a"], "give a CARD or --rule NUMBER (not both)"),
+        (["--rule", "702.62z"], "no rule '702.62z'"),
+    ]:
+        code, _, stderr = _cli("history", *args, "--out", str(rules))
+        assert code == 2, args
+        assert stderr.startswith("Error: ")
+        assert message in stderr
+
+
+@needs_rules
+def test_rule_pages(rules: Path, tmp_path: Path) -> None:
+    """A page per rule with its versions: 702.62a's two, the amendment marked word by word."""
+    report = build_site(rules, tmp_path / "site")
+    page = (tmp_path / "site" / "rules" / "702.62a.html").read_text(encoding="utf-8")
+    assert page.count('<li><p class="text">') == 2
+    assert "<del>play</del> <ins>you may play</ins>" in page or "<ins>you may</ins>" in page
+    assert "effective 2023-11-17" in page
+    assert "effective 2024-02-02" in page
+    assert "(Suspend)" in page
+    assert report.pages > 2900
+    renumbered = (tmp_path / "site" / "rules" / "701.34e.html").read_text(encoding="utf-8")
+    assert (
+        '<li>Renumbered from <a href="../rules/701.34d.html">701.34d</a>, as of 2024-02-02'
+        in renumbered
+    )
+    assert (
+        '<li>Renumbered to <a href="../rules/701.34f.html">701.34f</a>, as of 2024-02-02'
+        in renumbered
+    )
+
+
+@needs_rules
+def test_changelog_of_the_real_rules_releases(rules: Path) -> None:
+    """The changelog's fixes on the real files.
+
+    One 2024-02 bar, renumberings as of 2024-02-02, rules and glossary entries counted apart.
+    """
+    cs = load_changeset(rules)
+    bars = re.findall(r"<title>(\d{4}-\d{2}): (\d+)</title>", render_html(cs))
+    assert bars == [("2024-02", str(sum(g.changes + g.added for g in cs.groups)))]
+    markdown = render_markdown(cs)
+    assert "renumbered, as of 2024-02-02" in markdown
+    assert "renumbered, effective 2023-11-17" not in markdown
+    first = render_markdown(load_changeset(rules, run=1))
+    assert "2898 rules, 668 glossary entries first seen" in first
+    assert "card(s)" not in first
+
+
+def _chromium(url: str, *flags: str) -> str:
+    assert CHROMIUM is not None
+    profile = Path(url.removeprefix("file://").split("#", maxsplit=1)[0]).parent / ".profile"
+    command = [
+        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--no-first-run", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", f"--user-data-dir={profile}", *flags, url,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    shutil.rmtree(profile, ignore_errors=True)
+    return done.stdout
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_site_in_headless_chromium(site: Path, tmp_path: Path) -> None:
+    """In a real browser: the index's search, a card page, screenshots of both.
+
+    The search (from the URL) keeps the matching cards; the card page opened from it shows
+    its rulings and Korean translations.
+    """
+    folder = tmp_path / "site"
+    shutil.copytree(site, folder)
+    index = folder / "index.html"
+    dom = _chromium(f"file://{index}#q=rift", "--dump-dom")
+    shown = re.findall(
+        r'<li data-l="[^"]*" data-f="[^"]*"><a href="(cards/[^"]+)">([^<]+)</a>', dom
+    )
+    assert ("cards/rift-bolt.html", "Rift Bolt") in shown
+    assert all("rift" in name.lower() for _, name in shown)
+    total = (folder / "index.html").read_text(encoding="utf-8").count("<li data-l=")
+    match = re.search(r'<output id="shown"[^>]*>(\d+) of (\d+) cards</output>', dom)
+    assert match is not None
+    assert (int(match.group(1)), int(match.group(2))) == (len(shown), total)
+    assert '<form id="search" role="search" onsubmit' in dom  # shown once the script ran
+    korean = _chromium(f"file://{folder / 'cards' / 'rift-bolt.html'}", "--dump-dom")
+    assert "<h1>Rift Bolt</h1>" in korean
+    assert korean.count('lang="ko"') == 3
+    for name, url in (
+        ("index", f"file://{index}"),
+        ("card", f"file://{folder}/cards/rift-bolt.html"),
+    ):
+        shot = tmp_path / f"{name}.png"
+        _chromium(url, f"--screenshot={shot}", "--window-size=1000,1400")
+        assert shot.stat().st_size > 10_000
+    if os.environ.get("PIPELINE_SCREENSHOTS"):  # keep them to look at
+        for name in ("index", "card"):
+            shutil.copy(
+                tmp_path / f"{name}.png", Path(os.environ["PIPELINE_SCREENSHOTS"]) / f"{name}.png"
+            )
+    assert MANIFEST
