@@ -104,7 +104,7 @@ def run_days(work: Path, days: int, rulings: int) -> Iterator[Day]:
     """Ingest a bulk file on day 0, then an amended copy of it on each of DAYS days."""
     bulk, out = work / "raw-daily" / "rulings.json", work / "out-daily"
     shutil.rmtree(out, ignore_errors=True)
-    scryfall_bulk(bulk, rulings)
+    scryfall_bulk(bulk, rulings, distinct=True)  # random hashes, as in a real file
     items = json.loads(bulk.read_text(encoding="utf-8"))
     body = AS_CLI.format(raw=str(bulk.parent), out=str(out))
     for day in range(days + 1):

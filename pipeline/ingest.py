@@ -33,6 +33,7 @@ from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
 from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
+from pipeline.storage.carry import by_reference
 from pipeline.storage.segments import groups
 from pipeline.storage.store import without_ruling_texts
 from pipeline.text.language import forget, remember
@@ -394,8 +395,25 @@ def _history(
         tables["translations"] = update_translations(
             old, everything, cards, run, workers=link_workers
         )
-    parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}
+    part = _carried(out, loaded.base, without_ruling_texts(stored, merged))
+    parts = {("sightings", run): part, ("changes", run): changes}
     return tables, parts, rewritten, _late_warnings(late)
+
+
+def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:
+    """PART, a run's sightings, with what repeats each file's last reading carried (carry.py)."""
+    files = store.read_table(out, "files", base=base)
+    read = pc.and_(
+        pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)),
+        pc.greater(files["rulings"], 0),
+    )
+    last = files.filter(read).group_by("source_path").aggregate([("run", "max")])
+    paths = pc.unique(part["source_path"].cast(pa.string()))
+    last = last.filter(pc.is_in(last["source_path"], value_set=paths))
+    if not last.num_rows:
+        return part
+    latest = dict(zip(last["source_path"].to_pylist(), last["run_max"].to_pylist(), strict=True))
+    return by_reference(part, store.base_rows(out, latest))
 
 
 def _late_warnings(late: pa.Table) -> list[str]:

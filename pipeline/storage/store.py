@@ -38,10 +38,12 @@ from pipeline.schema import (
     TABLES,
     VERSION_KEY,
     in_memory,
+    written,
 )
+from pipeline.storage.carry import expanded
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from pathlib import Path
 
 LOCK = ".lock"
@@ -185,17 +187,24 @@ def read_table(
     runs: Iterable[int] | None = None,
     upto: int | None = None,
     where: Callable[[pa.Table], Any] | None = None,
+    content: Callable[[pa.Table], Any] | None = None,
 ) -> pa.Table:
     """Read table NAME, migrated to the current schema; empty if the dataset lacks it.
 
     BASE is a pinned version folder (default: the links in OUT). For a partitioned table,
     RUNS chooses the parts, UPTO drops those of later runs (a pinned reader's horizon), and
     WHERE filters each part as it is read, so a selection never holds the whole table.
-    Some string columns come dictionary-encoded (schema.in_memory).
+    CONTENT is a filter like WHERE that looks only at columns a carried sighting takes from
+    its base (carry.content_columns: not the file's, the position or the run), so that it
+    is tried on the base before the carried rows are expanded: the fast way to select
+    cards. Some string columns come dictionary-encoded (schema.in_memory).
     """
     if name in PARTITIONED and not legacy(out, base):
-        parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where)
+        parts = iter_parts(
+            out, name, base=base, runs=runs, upto=upto, where=where, content=content
+        )
         return pa.concat_tables([in_memory(name).empty_table(), *parts])
+    where = _both(content, where)
     folder = out if base is None else base
     if name in SEGMENTED and base is None:
         folder = pinned(out)  # one version for all the segments
@@ -217,6 +226,15 @@ def read_table(
     return table
 
 
+def _both(
+    first: Callable[[pa.Table], Any] | None, second: Callable[[pa.Table], Any] | None
+) -> Callable[[pa.Table], Any] | None:
+    """One filter of the rows FIRST and SECOND both keep (either may be None)."""
+    if first is None or second is None:
+        return first or second
+    return lambda table: pc.and_kleene(first(table), second(table))
+
+
 def iter_parts(
     out: Path,
     name: str,
@@ -225,13 +243,21 @@ def iter_parts(
     runs: Iterable[int] | None = None,
     upto: int | None = None,
     where: Callable[[pa.Table], Any] | None = None,
+    content: Callable[[pa.Table], Any] | None = None,
 ) -> Iterator[pa.Table]:
-    """The parts of partitioned table NAME, one table per run, in run order."""
+    """The parts of partitioned table NAME, one table per run, in run order (see read_table)."""
     wanted = None if runs is None else set(runs)
     rulings = None
+    bases = _Bases(out)
     for run in part_runs(out, name):
         if _chosen(run, wanted, upto):
-            table = _read_file(part_path(out, name, run), name, run=run)
+            if name == "sightings":  # carried rows expanded (carry.py)
+                stored = _read_file(part_path(out, name, run), name, run=run, raw=True)
+                table = expanded(stored, bases.of(stored), content).cast(in_memory(name))
+            else:
+                table = _read_file(part_path(out, name, run), name, run=run)
+                if content is not None and table.num_rows:
+                    table = table.filter(content(table))
             if where is not None and table.num_rows:
                 table = table.filter(where(table))
             if name == "sightings" and table["text"].null_count:  # left out on disk
@@ -241,15 +267,77 @@ def iter_parts(
             yield table
 
 
+class _Bases:
+    """The parts of the runs a sightings part carries rows from, as stored: kept while used."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.held: dict[int, pa.Table] = {}
+
+    def of(self, stored: pa.Table) -> dict[int, pa.Table]:
+        """The base parts of STORED, a part as stored; those no longer used are let go."""
+        runs = set(pc.unique(stored["base_run"].drop_null()).to_pylist())
+        self.held = {run: self.held.get(run) or self.read(run) for run in sorted(runs)}
+        return self.held
+
+    def read(self, run: int) -> pa.Table:
+        """Run RUN's sightings part as stored."""
+        path = part_path(self.out, "sightings", run)
+        if not path.exists():
+            msg = f"{path}: missing, though later runs carry its rows; restore it from a backup"
+            raise StoreError(msg)
+        return _read_file(path, "sightings", run=run, raw=True)
+
+
+def base_rows(out: Path, latest: Mapping[str, int]) -> pa.Table:
+    """The rows written in full that a new part may carry, of each file of LATEST.
+
+    LATEST maps a file's path to the last run that stored its sightings. A file's base is
+    that run, or the one run its rows there are carried from (carry.py), whose rows of the
+    file are all written in full.
+    """
+    reader = _Bases(out)
+    by_run: dict[int, list[str]] = {}
+    for path, run in sorted(latest.items()):
+        by_run.setdefault(run, []).append(path)
+    bases: dict[int, list[str]] = {}
+    for run, paths in sorted(by_run.items()):
+        if not part_path(out, "sightings", run).exists():
+            continue
+        last = _of_files(reader.read(run), paths)
+        carried = last.filter(pc.is_valid(last["base_run"])).select(["source_path", "base_run"])
+        carried_from = {str(r["source_path"]): int(r["base_run"]) for r in carried.to_pylist()}
+        for path in paths:
+            bases.setdefault(carried_from.get(path, run), []).append(path)
+    found = [_stored_schema("sightings").empty_table()]
+    for run, paths in sorted(bases.items()):
+        rows = _of_files(reader.read(run), paths)
+        found.append(rows.filter(pc.is_null(rows["carried"])))
+    return pa.concat_tables(found)
+
+
+def _of_files(table: pa.Table, paths: list[str]) -> pa.Table:
+    """The rows of TABLE whose `source_path` is one of PATHS."""
+    return table.filter(pc.is_in(table["source_path"], value_set=pa.array(paths, pa.string())))
+
+
+def _stored_schema(name: str) -> pa.Schema:
+    """A part of partitioned table NAME as stored (schema.written()), with its `run`."""
+    return written(name).insert(0, TABLES[name].field(PARTITION_KEY))
+
+
 def _chosen(run: int, wanted: set[int] | None, upto: int | None) -> bool:
     return (wanted is None or run in wanted) and (upto is None or run <= upto)
 
 
-def _read_file(path: Path, name: str, *, run: int | None = None) -> pa.Table:
-    """One Parquet file of table NAME, migrated; RUN is a part's run, taken from its folder."""
-    schema = TABLES[name]
+def _read_file(path: Path, name: str, *, run: int | None = None, raw: bool = False) -> pa.Table:
+    """One Parquet file of table NAME, migrated; RUN is a part's run, taken from its folder.
+
+    RAW keeps a part's rows as stored (with carried rows, schema.written()).
+    """
+    target = _stored_schema(name) if raw else in_memory(name)
     if not path.exists():
-        return in_memory(name).empty_table()
+        return target.empty_table()
     try:
         # ParquetFile rather than read_table: the latter imports pyarrow.dataset (and pandas).
         # One open file for both looks: a path opened twice may meet two versions.
@@ -270,7 +358,7 @@ def _read_file(path: Path, name: str, *, run: int | None = None) -> pa.Table:
     for step in range(version, SCHEMA_VERSION):
         table = MIGRATIONS[step](name, table)
     try:
-        return table.select(schema.names).cast(in_memory(name))
+        return table.select(target.names).cast(target)
     except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         msg = f"{path}: does not match schema version {version} ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
