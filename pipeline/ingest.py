@@ -405,14 +405,17 @@ def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:
     files = store.read_table(out, "files", base=base)
     read = pc.and_(
         pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)),
-        pc.greater(files["rulings"], 0),
+        pc.greater(files["rulings"], pa.scalar(0)),
     )
     last = files.filter(read).group_by("source_path").aggregate([("run", "max")])
     paths = pc.unique(part["source_path"].cast(pa.string()))
     last = last.filter(pc.is_in(last["source_path"], value_set=paths))
     if not last.num_rows:
         return part
-    latest = dict(zip(last["source_path"].to_pylist(), last["run_max"].to_pylist(), strict=True))
+    runs = last["run_max"].to_pylist()
+    latest = {
+        str(p): int(r or 0) for p, r in zip(last["source_path"].to_pylist(), runs, strict=True)
+    }
     return by_reference(part, store.base_rows(out, latest))
 
 

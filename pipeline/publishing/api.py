@@ -73,9 +73,12 @@ class Dataset:
                 table = table.filter(condition)
         return _frame(table)
 
-    def sightings(self) -> pd.DataFrame:
-        """Every ruling read, in every run."""
-        return _frame(self._table("sightings"))
+    def sightings(self, *, card: str | None = None) -> pd.DataFrame:
+        """Every ruling read, in every run; of one CARD only if given."""
+        if card is None:
+            return _frame(self._table("sightings"))
+        wanted = pa.scalar(card, pa.string())
+        return _frame(self._table("sightings", content=lambda t: pc.equal(t["card"], wanted)))
 
     def changes(
         self,

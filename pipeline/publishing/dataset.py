@@ -143,7 +143,7 @@ def rule_histories(version: store.Version) -> dict[str, list[HistoryEntry]]:
     def rules(part: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
         return pc.and_(pc.is_null(part["card"]), pc.equal(part["kind"], pa.scalar("rule")))
 
-    sightings = version.table("sightings", where=rules).select(_HISTORY_COLUMNS)
+    sightings = version.table("sightings", content=rules).select(_HISTORY_COLUMNS)
     rows = sightings.cast(pa.schema([TABLES["sightings"].field(c) for c in _HISTORY_COLUMNS]))
     found = rows.to_pylist()
     versions = source_versions(found)
@@ -168,7 +168,7 @@ _HISTORY_COLUMNS = [
 
 def _history_of(version: store.Version, card: str) -> list[HistoryEntry]:
     wanted = pa.scalar(card)
-    sightings = version.table("sightings", where=lambda part: pc.equal(part["card"], wanted))
+    sightings = version.table("sightings", content=lambda part: pc.equal(part["card"], wanted))
     return card_history(sightings, card)
 
 

@@ -128,7 +128,7 @@ class SiteData:
             return
         wanted = pa.array(sorted(cards), pa.string())
         sightings = self.version.table(
-            "sightings", where=lambda part: pc.is_in(part["card"], value_set=wanted)
+            "sightings", content=lambda part: pc.is_in(part["card"], value_set=wanted)
         ).select([*_HISTORY, "lang"])
         order = pc.sort_indices(text_column(sightings, "card"))
         sightings = plain_table(sightings.take(order)).combine_chunks()

@@ -122,8 +122,8 @@ def expanded(
     explicit = part.filter(explicit_mask).drop_columns(list(CARRY_COLUMNS))
     explicit_order = order[_array(explicit_mask)]
     if content is not None and explicit.num_rows:
-        accepted = content(explicit)
-        explicit_order = explicit_order[_array(pc.fill_null(accepted, value=False))]
+        accepted = pc.fill_null(content(explicit), pa.scalar(False))  # noqa: FBT003
+        explicit_order = explicit_order[_array(accepted)]
         explicit = explicit.filter(accepted)
     pieces.append(explicit)
     keys.append(explicit_order)
@@ -139,7 +139,7 @@ def expanded(
     whole = pa.concat_tables(
         [p.select(explicit.column_names).cast(explicit.schema) for p in pieces]
     )
-    return whole.take(pa.array(np.argsort(np.concatenate(keys), kind="stable")))
+    return whole.take(np.argsort(np.concatenate(keys), kind="stable"))
 
 
 def _expand_from(
@@ -173,8 +173,8 @@ def _expand_from(
         )
         raise StoreError(msg)
     rows, which, offset = np.flatnonzero(inside), which[inside], offset[inside]
-    table = base.take(pa.array(rows)).drop_columns(list(CARRY_COLUMNS))
-    file_columns = ranges.take(pa.array(which))
+    table = base.take(rows).drop_columns(list(CARRY_COLUMNS))
+    file_columns = ranges.take(which)
     for name in (*FILE_COLUMNS, PARTITION_KEY):
         if name in table.column_names:
             table = replace_column(table, name, file_columns[name])
@@ -224,7 +224,8 @@ def _array(column: Any) -> NDArray[Any]:  # noqa: ANN401 - an Arrow array, chunk
     """An Arrow column without nulls (integers, booleans) as a NumPy array."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    return column.to_numpy(zero_copy_only=False)
+    values: NDArray[Any] = column.to_numpy(zero_copy_only=False)
+    return values
 
 
 def _same_file(table: pa.Table) -> NDArray[np.bool_]:
@@ -258,7 +259,8 @@ def _files_worth_carrying(
         if (counts > 1).any():  # mark the files of the positions seen twice
             first = np.flatnonzero(np.isin(_array(place), places[counts > 1]))
             worth[np.unique(table_codes[first])] = False
-    return worth[path_codes]
+    kept: NDArray[np.bool_] = worth[path_codes]
+    return kept
 
 
 def _with_carry_columns(table: pa.Table) -> pa.Table:
@@ -268,10 +270,10 @@ def _with_carry_columns(table: pa.Table) -> pa.Table:
     return table
 
 
-def _nulled(table: pa.Table, columns: list[str], mask: pa.Array) -> pa.Table:
+def _nulled(table: pa.Table, columns: list[str], mask: Any) -> pa.Table:  # noqa: ANN401
     """TABLE with COLUMNS null on the rows of MASK (dictionaries kept, cut to what is used)."""
     for name in columns:
-        column = table[name].combine_chunks()
+        column: Any = table[name].combine_chunks()
         if pa.types.is_dictionary(column.type):
             nulls = pa.scalar(None, column.indices.type)
             indices = pc.if_else(mask, nulls, column.indices)

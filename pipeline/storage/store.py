@@ -200,9 +200,7 @@ def read_table(
     cards. Some string columns come dictionary-encoded (schema.in_memory).
     """
     if name in PARTITIONED and not legacy(out, base):
-        parts = iter_parts(
-            out, name, base=base, runs=runs, upto=upto, where=where, content=content
-        )
+        parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where, content=content)
         return pa.concat_tables([in_memory(name).empty_table(), *parts])
     where = _both(content, where)
     folder = out if base is None else base
@@ -276,7 +274,7 @@ class _Bases:
 
     def of(self, stored: pa.Table) -> dict[int, pa.Table]:
         """The base parts of STORED, a part as stored; those no longer used are let go."""
-        runs = set(pc.unique(stored["base_run"].drop_null()).to_pylist())
+        runs = {int(r) for r in pc.unique(stored["base_run"].drop_null()).to_pylist() if r}
         self.held = {run: self.held.get(run) or self.read(run) for run in sorted(runs)}
         return self.held
 
