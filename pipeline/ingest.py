@@ -12,7 +12,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import kept
-from pipeline.diffing.history import SNAPSHOT, run_history, state_from_sightings, with_current
+from pipeline.diffing.history import (
+    SNAPSHOT,
+    is_rule_change,
+    run_history,
+    state_from_sightings,
+    with_current,
+)
 from pipeline.errors import InputError, UsageError
 from pipeline.folding import card_files
 from pipeline.folding.catalog import Catalog, apply_catalog, load_catalog
@@ -205,7 +211,9 @@ def ingest(
             # Tables of an older schema version are rewritten, migrated, by this commit.
             tables = {name: store.read_table(out, name) for name in store.outdated(out)}
             tables.update(done.tables)
-            tables["runs"] = pa.concat_tables([runs, _run_row(report, paths)])
+            changes = done.parts.get(("changes", run))
+            found = 0 if changes is None else int(pc.sum(is_rule_change(changes)).as_py() or 0)
+            tables["runs"] = pa.concat_tables([runs, _run_row(report, paths, found)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
             commit.commit(out, tables, done.parts, done.segments)
@@ -583,7 +591,7 @@ def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
     )
 
 
-def _run_row(report: IngestReport, paths: list[Path]) -> pa.Table:
+def _run_row(report: IngestReport, paths: list[Path], rule_changes: int) -> pa.Table:
     return pa.table(
         {
             "run": [report.run],
@@ -598,6 +606,7 @@ def _run_row(report: IngestReport, paths: list[Path]) -> pa.Table:
             "duplicates": [report.duplicates],
             "warnings": [len(report.warnings)],
             "status": ["partial" if report.rejected else "ok"],
+            "rule_changes": [rule_changes],
         },
         schema=RUNS,
     )

@@ -100,6 +100,7 @@ RUNS = make_schema(
         pa.field("duplicates", pa.int64(), nullable=False),
         pa.field("warnings", pa.int64(), nullable=False),
         pa.field("status", pa.string(), nullable=False),
+        pa.field("rule_changes", pa.int64()),  # null: a run before version 6
     ]
 )
 
@@ -260,12 +261,14 @@ def _v4_to_v5(name: str, table: pa.Table) -> pa.Table:  # noqa: ARG001 - the sam
 def _v5_to_v6(name: str, table: pa.Table) -> pa.Table:
     """Version 6 may keep a run of repeated sightings as one row (storage/carry.py).
 
-    Older parts hold every sighting in full: none carries another run's rows.
+    Older parts hold every sighting in full: none carries another run's rows. Each run
+    also counts the changes of rules it found, so that a changelog reads the parts of the
+    runs that have some; older runs' count is unknown (null), and their parts are read.
     """
-    if name != "sightings" or "carried" in table.column_names:
-        return table
-    for column in CARRY_COLUMNS:
-        table = table.append_column(column, pa.nulls(table.num_rows, pa.int64()))
+    missing = {"sightings": CARRY_COLUMNS, "runs": ("rule_changes",)}.get(name, ())
+    for column in missing:
+        if column not in table.column_names:
+            table = table.append_column(column, pa.nulls(table.num_rows, pa.int64()))
     return table
 
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from pipeline import ingest, open_dataset
 from pipeline.errors import StoreError
+from pipeline.publishing.dataset import load_changeset
 from pipeline.schema import CARRY_COLUMNS, TABLES
 from pipeline.storage import carry, store
 
@@ -250,7 +251,47 @@ def test_a_version_5_dataset_carries_from_its_old_parts(tmp_path: Path) -> None:
     _replay_v5(tmp_path / "raw", fresh)
     _dump(tmp_path / "raw", "000_3c6244a5804b91f0.txt", with_001=True, edit=True)
     ingest([tmp_path / "raw"], out=fresh)
+    # Runs of version 5 did not count their rule changes: a changelog reads their parts.
+    assert open_dataset(old)._version.table("runs")["rule_changes"].to_pylist() == [  # noqa: SLF001
+        None, None, None, 0,
+    ]  # fmt: skip
+    assert load_changeset(old).runs == load_changeset(fresh).runs == (4,)
     mine, theirs = _everything(old, "The Tenth Doctor"), _everything(fresh, "The Tenth Doctor")
     assert len(mine["card"]) > 19 * 2  # seed 000's rulings at least twice
     for reader in ("duckdb", "store", "card", "history"):
         assert mine[reader] == theirs[reader], reader
+
+
+def test_the_changelog_reads_the_parts_of_its_run_and_of_the_runs_that_changed_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A changelog of the last run opens its own part and those of runs with rule changes.
+
+    Runs count the rule changes they found (`runs.rule_changes`): here run 2, which reads
+    the 2008 release of the rules where run 1 read the 2004 one; the rule changes that may
+    explain a later run's ruling changes are looked up in those runs' parts alone.
+    """
+    raw, out = tmp_path / "raw", tmp_path / "out"
+    shutil.copytree(RAW, raw)
+    rules = FIXTURES / "raw" / "comprules"
+    shutil.copy(rules / "2004-10-01-excerpt.txt", raw / "MagicCompRules.txt")
+    ingest([raw], out=out)
+    shutil.copy(rules / "2008-10-01-excerpt.txt", raw / "MagicCompRules.txt")
+    ingest([raw], out=out)
+    for n in range(2):
+        seed = next(raw.glob("001_*.txt"))
+        seed.write_text(seed.read_text("utf-8") + "\n" * (n + 1), "utf-8")
+        ingest([raw], out=out)
+    counts = open_dataset(out).runs()["rule_changes"].tolist()
+    assert counts[0] == 0 and counts[1] > 0 and counts[2:] == [0, 0], counts
+    read: list[str] = []
+    original = store._read_file  # noqa: SLF001 - watched, not changed
+
+    def watched(path: Path, name: str, **options: Any) -> pa.Table:  # noqa: ANN401
+        if name == "changes":
+            read.append(path.parent.name)
+        return original(path, name, **options)
+
+    monkeypatch.setattr(store, "_read_file", watched)
+    load_changeset(out)
+    assert sorted(read) == ["run=2", "run=4"]

@@ -11,13 +11,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import strings
-from pipeline.diffing.history import HistoryEntry, card_history, history_of, source_versions
+from pipeline.diffing.history import (
+    HistoryEntry,
+    card_history,
+    history_of,
+    is_rule_change,
+    source_versions,
+)
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
 from pipeline.publishing.changelog import (
     Changeset,
     changeset,
-    is_rule_change,
     numbered_kinds,
     stale_translations,
 )
@@ -65,7 +70,7 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
     version = store.open_version(out)
     rulings = version.table("rulings")
     changes = version.table("changes", runs=runs)
-    rules = version.table("changes", where=is_rule_change)
+    rules = version.table("changes", runs=rule_runs(version), where=is_rule_change)
     titles, langs = rule_titles(rulings), known_languages(rulings)
     found = changeset(changes, runs, titles, langs, rules, kinds=numbered_kinds(rulings))
     translations = version.table("translations")
@@ -73,6 +78,12 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
         return found
     texts = dict(zip(strings(rulings["text_hash"]), strings(rulings["text"]), strict=True))
     return replace(found, stale=stale_translations(changes, translations, texts))
+
+
+def rule_runs(version: store.Version) -> list[int]:
+    """The runs of VERSION that changed rules, or may have (runs before schema version 6)."""
+    runs = version.table("runs").select(["run", "rule_changes"]).to_pylist()
+    return [r["run"] for r in runs if r["rule_changes"] is None or r["rule_changes"] > 0]
 
 
 def rule_titles(rulings: pa.Table) -> dict[str, str]:

@@ -16,13 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import strings
-from pipeline.diffing.history import HistoryEntry, history_of
+from pipeline.diffing.history import HistoryEntry, history_of, is_rule_change
 from pipeline.folding.merge import known_languages
 from pipeline.publishing.changelog import (
     Changeset,
     Group,
     changeset,
-    is_rule_change,
     numbered_kinds,
     stale_translations,
 )
