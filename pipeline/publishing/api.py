@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from pipeline.publishing.dataset import load_history, require_dataset
 from pipeline.schema import FILE_COLUMNS, PARTITION_KEY, PARTITIONED, TABLES
 from pipeline.storage import store
+from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
     import duckdb
@@ -77,8 +78,7 @@ class Dataset:
         """Every ruling read, in every run; of one CARD only if given."""
         if card is None:
             return _frame(self._table("sightings"))
-        wanted = pa.scalar(card, pa.string())
-        return _frame(self._table("sightings", content=lambda t: pc.equal(t["card"], wanted)))
+        return _frame(self._table("sightings", content=of_cards([card])))
 
     def changes(
         self,

@@ -29,6 +29,7 @@ from pipeline.publishing.changelog import (
 from pipeline.reading.read import escaped
 from pipeline.schema import TABLES
 from pipeline.storage import store
+from pipeline.storage.carry import Content, of_cards
 from pipeline.text.normalize import card_key, card_name
 
 if TYPE_CHECKING:
@@ -154,7 +155,8 @@ def rule_histories(version: store.Version) -> dict[str, list[HistoryEntry]]:
     def rules(part: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
         return pc.and_(pc.is_null(part["card"]), pc.equal(part["kind"], pa.scalar("rule")))
 
-    sightings = version.table("sightings", content=rules).select(_HISTORY_COLUMNS)
+    sightings = version.table("sightings", content=Content(("card", "kind"), rules))
+    sightings = sightings.select(_HISTORY_COLUMNS)
     rows = sightings.cast(pa.schema([TABLES["sightings"].field(c) for c in _HISTORY_COLUMNS]))
     found = rows.to_pylist()
     versions = source_versions(found)
@@ -178,8 +180,7 @@ _HISTORY_COLUMNS = [
 
 
 def _history_of(version: store.Version, card: str) -> list[HistoryEntry]:
-    wanted = pa.scalar(card)
-    sightings = version.table("sightings", content=lambda part: pc.equal(part["card"], wanted))
+    sightings = version.table("sightings", content=of_cards([card]))
     return card_history(sightings, card)
 
 

@@ -43,6 +43,7 @@ from pipeline.publishing.site_tables import (
 from pipeline.publishing.slugs import slugs
 from pipeline.schema import TABLES, in_memory
 from pipeline.storage import store
+from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -125,10 +126,9 @@ class SiteData:
         """
         if not cards:
             return
-        wanted = pa.array(sorted(cards), pa.string())
-        sightings = self.version.table(
-            "sightings", content=lambda part: pc.is_in(part["card"], value_set=wanted)
-        ).select([*_HISTORY, "lang"])
+        sightings = self.version.table("sightings", content=of_cards(cards)).select(
+            [*_HISTORY, "lang"]
+        )
         order = pc.sort_indices(text_column(sightings, "card"))
         sightings = plain_table(sightings.take(order)).combine_chunks()
         names = strings(sightings["card"])

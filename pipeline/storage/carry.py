@@ -14,6 +14,7 @@ Both functions are pure: by_reference() is given the base rows, expanded() the b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from pipeline.keys import codes
 from pipeline.schema import CARRY_COLUMNS, FILE_COLUMNS, PARTITION_KEY
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
     from numpy.typing import NDArray
 
@@ -37,6 +38,27 @@ REBASE_SHARE = 0.1
 # one int64 key.
 _SHIFT = 40
 _NOT_CONTENT = {*FILE_COLUMNS, *CARRY_COLUMNS, "position", PARTITION_KEY}
+
+
+@dataclass(frozen=True, slots=True)
+class Content:
+    """A filter of sightings by their content columns COLUMNS alone (store.read_table).
+
+    Called on a table, it gives KEEP's mask; the columns let a reader fetch those alone.
+    """
+
+    columns: tuple[str, ...]
+    keep: Callable[[pa.Table], Any]
+
+    def __call__(self, table: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+        """Which rows of TABLE to keep."""
+        return self.keep(table)
+
+
+def of_cards(cards: Collection[str]) -> Content:
+    """The sightings of CARDS (names as stored)."""
+    wanted = pa.array(sorted(cards), pa.string())
+    return Content(("card",), lambda table: pc.is_in(table["card"], value_set=wanted))
 
 
 def content_columns(table: pa.Table) -> list[str]:
@@ -157,22 +179,24 @@ def _expand_from(
     )
     start = _numbers(ranges["base_position"])
     length = _numbers(ranges["carried"])
-    starts = (range_codes << _SHIFT) + start
-    by_start = np.argsort(starts, kind="stable")
-    sorted_starts = starts[by_start]
-    base_position = _numbers(base["position"])
-    wanted = (base_codes << _SHIFT) + base_position
-    slot = np.searchsorted(sorted_starts, wanted, side="right") - 1
-    which = by_start[np.clip(slot, 0, None)]
-    offset = wanted - starts[which]
-    inside = (slot >= 0) & (offset >= 0) & (offset < length[which])
-    if content is None and int(inside.sum()) != int(length.sum()):
+    # Each carried row stands for the base rows of its file from its start on, as many as
+    # it carries: of the base's rows sorted by (file, position), a slice.
+    first = (range_codes << _SHIFT) + start
+    keys = (base_codes << _SHIFT) + _numbers(base["position"])
+    by_key = np.argsort(keys, kind="stable")
+    ordered_keys = keys[by_key]
+    low = np.searchsorted(ordered_keys, first, side="left")
+    count = np.searchsorted(ordered_keys, first + length, side="left") - low
+    if content is None and not np.array_equal(count, length):
         msg = (
             f"run {int(ranges[PARTITION_KEY][0].as_py())} carries rows of run {run} that its "
             "part does not hold; restore the dataset from a backup"
         )
         raise StoreError(msg)
-    rows, which, offset = np.flatnonzero(inside), which[inside], offset[inside]
+    which = np.repeat(np.arange(len(count)), count)
+    within = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count)
+    rows = by_key[np.repeat(low, count) + within]
+    offset = keys[rows] - first[which]
     table = base.take(rows).drop_columns(list(CARRY_COLUMNS))
     file_columns = ranges.take(which)
     for name in (*FILE_COLUMNS, PARTITION_KEY):

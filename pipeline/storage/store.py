@@ -14,6 +14,7 @@ Writing is commit.py's: versions switched at once.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,7 +29,9 @@ from pipeline.errors import LockBusyError, StoreError, UsageError
 from pipeline.keys import codes
 from pipeline.reading.read import escaped
 from pipeline.schema import (
+    CARRY_COLUMNS,
     ENCODED_IN_MEMORY,
+    FILE_COLUMNS,
     MIGRATIONS,
     PARTITION_KEY,
     PARTITIONED,
@@ -40,10 +43,10 @@ from pipeline.schema import (
     in_memory,
     written,
 )
-from pipeline.storage.carry import expanded
+from pipeline.storage.carry import Content, expanded
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
     from pathlib import Path
 
 LOCK = ".lock"
@@ -199,6 +202,10 @@ def read_table(
     is tried on the base before the carried rows are expanded: the fast way to select
     cards. Some string columns come dictionary-encoded (schema.in_memory).
     """
+    if name == "sightings" and content is not None and not legacy(out, base):
+        wanted = None if runs is None else set(runs)
+        chosen = [run for run in part_runs(out, name) if _chosen(run, wanted, upto)]
+        return _selected_sightings(out, base, chosen, content, where)
     if name in PARTITIONED and not legacy(out, base):
         parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where, content=content)
         return pa.concat_tables([in_memory(name).empty_table(), *parts])
@@ -222,6 +229,79 @@ def read_table(
     if name == "sightings" and table["text"].null_count:
         table = with_ruling_texts(table, read_table(out, "rulings", base=folder))
     return table
+
+
+def _selected_sightings(
+    out: Path,
+    base: Path | None,
+    runs: list[int],
+    content: Callable[[pa.Table], Any],
+    where: Callable[[pa.Table], Any] | None,
+) -> pa.Table:
+    """The sightings of RUNS that CONTENT (and WHERE) keep, expanded in one pass.
+
+    A card's sightings are a few rows of each of many parts: each part is read (two at a
+    time: Parquet decoding lets go of the interpreter) and cut to its carried rows and the
+    rows written in full that CONTENT keeps, which are also the base rows the carried ones
+    may name; then all are expanded, and their texts put back, at once.
+    """
+    cut = _Cut(out, content)
+    kept: list[pa.Table] = [_stored_schema("sightings").empty_table()]
+    selected: dict[int, pa.Table] = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for run, (whole, rows) in zip(runs, pool.map(cut, runs), strict=True):
+            selected[run] = whole
+            kept.append(rows)
+    rows = pa.concat_tables(kept)
+    bases = {}
+    for run in {int(r) for r in pc.unique(rows["base_run"].drop_null()).to_pylist() if r}:
+        if run not in selected:  # a base before the runs chosen
+            selected[run], _ = cut(run)
+        bases[run] = selected[run]
+    table = expanded(rows, bases, content).cast(in_memory("sightings"))
+    if where is not None and table.num_rows:
+        table = table.filter(where(table))
+    if table["text"].null_count:
+        table = with_ruling_texts(table, read_table(out, "rulings", base=base or pinned(out)))
+    return table
+
+
+class _Cut:
+    """A part's rows that a content filter keeps and its carried rows, as stored.
+
+    A carry.Content names the columns it looks at: the part is first read in those and the
+    carried rows' own, and read whole only if some row written in full is kept.
+    """
+
+    def __init__(self, out: Path, content: Callable[[pa.Table], Any]) -> None:
+        self.out, self.content, self.reader = out, content, _Bases(out)
+        self.light: set[str] | None = None
+        if isinstance(content, Content):
+            self.light = {*FILE_COLUMNS, "position", *CARRY_COLUMNS, *content.columns}
+
+    def __call__(self, run: int) -> tuple[pa.Table, pa.Table]:
+        """Run RUN's rows kept and written in full, and those kept or carried."""
+        path = part_path(self.out, "sightings", run)
+        if not path.exists():
+            empty = _stored_schema("sightings").empty_table()
+            return empty, empty
+        stored = _read_file(path, "sightings", run=run, raw=True, columns=self.light)
+        accepted = pc.fill_null(self.content(stored), False)  # noqa: FBT003
+        carried = pc.is_valid(stored["carried"])
+        whole = pc.and_(accepted, pc.invert(carried))
+        if self.light is not None:
+            stored = self.reader.read(run) if pc.any(whole).as_py() else _with_columns(stored)
+        return stored.filter(whole), stored.filter(pc.or_(accepted, carried))
+
+
+def _with_columns(stored: pa.Table) -> pa.Table:
+    """STORED, some columns of a part as stored, with the others null (the part's schema)."""
+    schema = _stored_schema("sightings")
+    return pa.table(
+        [stored[f.name] if f.name in stored.column_names else pa.nulls(stored.num_rows, f.type)
+         for f in schema],
+        schema=schema,
+    )  # fmt: skip
 
 
 def _both(
@@ -328,12 +408,22 @@ def _chosen(run: int, wanted: set[int] | None, upto: int | None) -> bool:
     return (wanted is None or run in wanted) and (upto is None or run <= upto)
 
 
-def _read_file(path: Path, name: str, *, run: int | None = None, raw: bool = False) -> pa.Table:
+def _read_file(
+    path: Path,
+    name: str,
+    *,
+    run: int | None = None,
+    raw: bool = False,
+    columns: Collection[str] | None = None,
+) -> pa.Table:
     """One Parquet file of table NAME, migrated; RUN is a part's run, taken from its folder.
 
-    RAW keeps a part's rows as stored (with carried rows, schema.written()).
+    RAW keeps a part's rows as stored (with carried rows, schema.written()); COLUMNS reads
+    only those (and `run`).
     """
     target = _stored_schema(name) if raw else in_memory(name)
+    if columns is not None:
+        target = pa.schema([f for f in target if f.name in columns or f.name == PARTITION_KEY])
     if not path.exists():
         return target.empty_table()
     try:
@@ -345,7 +435,8 @@ def _read_file(path: Path, name: str, *, run: int | None = None, raw: bool = Fal
             encoded = [c for c in names if c in ENCODED_IN_MEMORY.get(name, ())]
             if encoded:  # read straight into dictionaries, never as plain strings
                 handle = pq.ParquetFile(source, read_dictionary=encoded)
-            table = handle.read()
+            table = handle.read(columns=None if columns is None else
+                                [c for c in names if c in columns])  # fmt: skip
     except (OSError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable Parquet file ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
@@ -430,8 +521,20 @@ def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
 
 
 def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
-    """The text of the ruling each row of SIGHTINGS is keyed to (null if none is)."""
-    return pc.take(rulings["text"].cast(pa.string()), _ruling_rows(sightings, rulings))
+    """The text of the ruling each row of SIGHTINGS is keyed to (null if none is).
+
+    Of many rulings only those of SIGHTINGS' text hashes are keyed, and only the texts
+    taken are decoded: a card's sightings in one part are a few rows among every ruling.
+    """
+    if sightings.num_rows * 4 < rulings.num_rows:  # the keys decoded: no dictionary merged
+        hashes = pc.unique(sightings["text_hash"].cast(pa.string()))
+        rulings = rulings.filter(pc.is_in(rulings["text_hash"], value_set=hashes))
+        plain = pa.schema([TABLES["rulings"].field(name) for name in _KEY])
+        keys = [t.select(_KEY).cast(plain) for t in (sightings, rulings)]
+        rows = _ruling_rows(*keys)
+    else:
+        rows = _ruling_rows(sightings, rulings)
+    return pc.take(rulings["text"], rows).cast(pa.string())
 
 
 def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
