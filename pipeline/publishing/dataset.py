@@ -201,7 +201,7 @@ def _with_originals(
     wanted = pa.array(sorted({r["original_text_hash"] for r in links.values()}), pa.string())
     originals = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=wanted))
     texts = dict(zip(strings(originals["text_hash"]), strings(originals["text"]), strict=True))
-    changes = version.table("changes", where=lambda part: pc.equal(part["card"], pa.scalar(card)))
+    changes = version.table("changes", content=of_cards([card]))
     fates = original_fates(changes.to_pylist(), set(strings(wanted)))
     out = []
     for entry in entries:

@@ -333,7 +333,12 @@ def iter_parts(
                 stored = _read_file(part_path(out, name, run), name, run=run, raw=True)
                 table = expanded(stored, bases.of(stored), content).cast(in_memory(name))
             else:
-                table = _read_file(part_path(out, name, run), name, run=run)
+                path = part_path(out, name, run)
+                if isinstance(content, Content):  # its columns first: most parts have none
+                    some = _read_file(path, name, run=run, columns=content.columns)
+                    if not pc.any(pc.fill_null(content(some), False)).as_py():  # noqa: FBT003
+                        continue
+                table = _read_file(path, name, run=run)
                 if content is not None and table.num_rows:
                     table = table.filter(content(table))
             if where is not None and table.num_rows:
