@@ -212,10 +212,13 @@ def generate(out: Path, rulings: int, seed: int = 1) -> int:
     return files
 
 
-def scryfall_bulk(out: Path, rulings: int, seed: int = 3, prefix: str = "oracle") -> None:
+def scryfall_bulk(
+    out: Path, rulings: int, seed: int = 3, prefix: str = "oracle", *, distinct: bool = False
+) -> None:
     """Write one Scryfall bulk rulings array of RULINGS rulings (a single large file).
 
-    Seven rulings a card; the cards' oracle ids are PREFIX-0, PREFIX-1 and so on.
+    Seven rulings a card; the cards' oracle ids are PREFIX-0, PREFIX-1 and so on. DISTINCT
+    makes every text (and so every text hash) different, as a day's real bulk file nearly is.
     """
     rng = random.Random(seed)
     texts = _texts(rng, max(200, rulings // 40))
@@ -224,6 +227,8 @@ def scryfall_bulk(out: Path, rulings: int, seed: int = 3, prefix: str = "oracle"
         handle.write("[")
         for n in range(rulings):
             date, text = _rulings(rng, texts, 1)[0]
+            if distinct:
+                text += f" See ruling {n} of the file."
             item = {"object": "ruling", "oracle_id": f"{prefix}-{n // 7}", "source": "wotc",
                     "published_at": date.isoformat(), "comment": text}  # fmt: skip
             handle.write(("," if n else "") + json.dumps(item, ensure_ascii=False))

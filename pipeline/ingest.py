@@ -12,7 +12,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import kept
-from pipeline.diffing.history import SNAPSHOT, run_history, state_from_sightings, with_current
+from pipeline.diffing.history import (
+    SNAPSHOT,
+    is_rule_change,
+    run_history,
+    state_from_sightings,
+    with_current,
+)
 from pipeline.errors import InputError, UsageError
 from pipeline.folding import card_files
 from pipeline.folding.catalog import Catalog, apply_catalog, load_catalog
@@ -33,6 +39,7 @@ from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
 from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
+from pipeline.storage.carry import by_reference
 from pipeline.storage.segments import groups
 from pipeline.storage.store import without_ruling_texts
 from pipeline.text.language import forget, remember
@@ -204,7 +211,9 @@ def ingest(
             # Tables of an older schema version are rewritten, migrated, by this commit.
             tables = {name: store.read_table(out, name) for name in store.outdated(out)}
             tables.update(done.tables)
-            tables["runs"] = pa.concat_tables([runs, _run_row(report, paths)])
+            changes = done.parts.get(("changes", run))
+            found = 0 if changes is None else int(pc.sum(is_rule_change(changes)).as_py() or 0)
+            tables["runs"] = pa.concat_tables([runs, _run_row(report, paths, found)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
             commit.commit(out, tables, done.parts, done.segments)
@@ -394,8 +403,28 @@ def _history(
         tables["translations"] = update_translations(
             old, everything, cards, run, workers=link_workers
         )
-    parts = {("sightings", run): without_ruling_texts(stored, merged), ("changes", run): changes}
+    part = _carried(out, loaded.base, without_ruling_texts(stored, merged))
+    parts = {("sightings", run): part, ("changes", run): changes}
     return tables, parts, rewritten, _late_warnings(late)
+
+
+def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:
+    """PART, a run's sightings, with what repeats each file's last reading carried (carry.py)."""
+    files = store.read_table(out, "files", base=base)
+    read = pc.and_(
+        pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)),
+        pc.greater(files["rulings"], pa.scalar(0)),
+    )
+    last = files.filter(read).group_by("source_path").aggregate([("run", "max")])
+    paths = pc.unique(part["source_path"].cast(pa.string()))
+    last = last.filter(pc.is_in(last["source_path"], value_set=paths))
+    if not last.num_rows:
+        return part
+    runs = last["run_max"].to_pylist()
+    latest = {
+        str(p): int(r or 0) for p, r in zip(last["source_path"].to_pylist(), runs, strict=True)
+    }
+    return by_reference(part, store.base_rows(out, latest))
 
 
 def _late_warnings(late: pa.Table) -> list[str]:
@@ -562,7 +591,7 @@ def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
     )
 
 
-def _run_row(report: IngestReport, paths: list[Path]) -> pa.Table:
+def _run_row(report: IngestReport, paths: list[Path], rule_changes: int) -> pa.Table:
     return pa.table(
         {
             "run": [report.run],
@@ -577,6 +606,7 @@ def _run_row(report: IngestReport, paths: list[Path]) -> pa.Table:
             "duplicates": [report.duplicates],
             "warnings": [len(report.warnings)],
             "status": ["partial" if report.rejected else "ok"],
+            "rule_changes": [rule_changes],
         },
         schema=RUNS,
     )

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -100,6 +100,7 @@ RUNS = make_schema(
         pa.field("duplicates", pa.int64(), nullable=False),
         pa.field("warnings", pa.int64(), nullable=False),
         pa.field("status", pa.string(), nullable=False),
+        pa.field("rule_changes", pa.int64()),  # null: a run before version 6
     ]
 )
 
@@ -160,6 +161,13 @@ TRANSLATIONS = make_schema(
         pa.field("method", pa.string(), nullable=False),
     ]
 )
+
+# A sightings part may write a run of sightings that repeat an earlier run's as one row
+# (storage/carry.py): `carried` sightings from `position` on, equal but for the columns of
+# their file (FILE_COLUMNS) to those of run `base_run` from `base_position` on. Such a
+# row leaves every other column null. Readers expand it; only the files hold these columns.
+CARRY_COLUMNS = ("carried", "base_run", "base_position")
+FILE_COLUMNS = ("source_path", "source_sha256", "source", "fetched_at", "as_of", "layout")
 
 TABLES: dict[str, pa.Schema] = {
     "rulings": RULINGS,
@@ -250,12 +258,27 @@ def _v4_to_v5(name: str, table: pa.Table) -> pa.Table:  # noqa: ARG001 - the sam
     return table
 
 
+def _v5_to_v6(name: str, table: pa.Table) -> pa.Table:
+    """Version 6 may keep a run of repeated sightings as one row (storage/carry.py).
+
+    Older parts hold every sighting in full: none carries another run's rows. Each run
+    also counts the changes of rules it found, so that a changelog reads the parts of the
+    runs that have some; older runs' count is unknown (null), and their parts are read.
+    """
+    missing = {"sightings": CARRY_COLUMNS, "runs": ("rule_changes",)}.get(name, ())
+    for column in missing:
+        if column not in table.column_names:
+            table = table.append_column(column, pa.nulls(table.num_rows, pa.int64()))
+    return table
+
+
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.
 MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
+    5: _v5_to_v6,
 }
 
 
@@ -279,10 +302,27 @@ ENCODED_IN_MEMORY: dict[str, frozenset[str]] = {
 
 
 def on_disk(name: str) -> pa.Schema:
-    """Table NAME's schema in its files: a partitioned table's files leave out `run`."""
+    """Table NAME's schema in its files: a partitioned table's files leave out `run`.
+
+    A sightings part also holds the columns of carried rows (CARRY_COLUMNS), whose other
+    columns but their file's and the position are null.
+    """
     schema = TABLES[name]
     if name in PARTITIONED:
         schema = schema.remove(schema.get_field_index(PARTITION_KEY))
+    if name == "sightings":
+        kept = {*FILE_COLUMNS, "position"}
+        fields = [f if f.name in kept else f.with_nullable(nullable=True) for f in schema]
+        schema = make_schema([*fields, *(pa.field(c, pa.int64()) for c in CARRY_COLUMNS)])
+    return schema
+
+
+def written(name: str) -> pa.Schema:
+    """Table NAME's columns as a writer takes them: on_disk(), with the in-memory encodings."""
+    schema = on_disk(name)
+    for column in ENCODED_IN_MEMORY.get(name, ()):
+        index = schema.get_field_index(column)
+        schema = schema.set(index, schema.field(index).with_type(ENCODED_STRING))
     return schema
 
 

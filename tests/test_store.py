@@ -15,7 +15,14 @@ import pytest
 from conftest import data_files, rows
 
 from pipeline import LockBusyError, StoreError, ingest, open_dataset
-from pipeline.schema import PARTITIONED, SCHEMA_VERSION, SEGMENTED, TABLES, VERSION_KEY
+from pipeline.schema import (
+    CARRY_COLUMNS,
+    PARTITIONED,
+    SCHEMA_VERSION,
+    SEGMENTED,
+    TABLES,
+    VERSION_KEY,
+)
 from pipeline.storage import commit, store
 
 
@@ -32,13 +39,16 @@ def test_partitioned_tables_read_as_hive_folders(dataset: Path, name: str) -> No
 
     Readers take `run` from the folder names (`run=1`): pyarrow and pandas as a
     dictionary (categorical) column, DuckDB and Polars as integers. A sighting's `text` is
-    null on disk where it is the text of the ruling the row is keyed to.
+    null on disk where it is the text of the ruling the row is keyed to, and its files hold
+    the columns of carried rows (null: a first run carries nothing; tests/test_carry.py).
     """
     folder = dataset / name
     assert [p.relative_to(folder).as_posix() for p in folder.glob("*/*")] == [f"run=1/{store.PART}"]
     expected = rows(dataset, name)
     columns = TABLES[name].names
     if name == "sightings":
+        columns = [*columns, *CARRY_COLUMNS]
+        expected = [{**row, **dict.fromkeys(CARRY_COLUMNS)} for row in expected]
         texts = {(r["text_hash"], r["card"], r["effective_date"]): r["text"]
                  for r in rows(dataset, "rulings")}  # fmt: skip
         on_disk = pq.read_table(folder)["text"].to_pylist()

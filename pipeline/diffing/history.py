@@ -427,3 +427,9 @@ def _entry_order(e: HistoryEntry) -> tuple[object, ...]:
 
 def _dated(day: dt.date) -> dt.date | None:
     return None if day == _NO_DATE else day
+
+
+def is_rule_change(changes: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+    """Which CHANGES are changes of numbered rules (not first sightings of a release)."""
+    rule_ids = pc.coalesce(changes["new_rule_id"], changes["old_rule_id"])
+    return pc.and_(pc.is_valid(rule_ids), pc.invert(changes["first_seen"]))

@@ -80,6 +80,8 @@ def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
         lookup(text_hashes, known) if known else pa.nulls(len(firsts), pa.string()),
         lookup(texts, detected) if detected else pa.nulls(len(firsts), pa.string()),
     )
+    if isinstance(found, pa.ChunkedArray):  # replace_with_mask() takes no chunked mask
+        found = found.combine_chunks()
     missing = pc.is_null(found)
     if pc.any(missing).as_py():
         own = [detect_language(text) for text in strings(texts.filter(missing))]

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from pipeline.publishing.dataset import load_history, require_dataset
-from pipeline.schema import PARTITIONED, TABLES
+from pipeline.schema import FILE_COLUMNS, PARTITION_KEY, PARTITIONED, TABLES
 from pipeline.storage import store
+from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
     import duckdb
@@ -72,9 +74,11 @@ class Dataset:
                 table = table.filter(condition)
         return _frame(table)
 
-    def sightings(self) -> pd.DataFrame:
-        """Every ruling read, in every run."""
-        return _frame(self._table("sightings"))
+    def sightings(self, *, card: str | None = None) -> pd.DataFrame:
+        """Every ruling read, in every run; of one CARD only if given."""
+        if card is None:
+            return _frame(self._table("sightings"))
+        return _frame(self._table("sightings", content=of_cards([card])))
 
     def changes(
         self,
@@ -133,7 +137,7 @@ class Dataset:
                     continue
                 pattern = _quoted(store.path_of(self.path, name) / "*" / store.PART)
                 source = (
-                    f"read_parquet({pattern}, hive_partitioning = true, "
+                    f"read_parquet({pattern}, hive_partitioning = true, union_by_name = true, "
                     f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run}"
                 )
             else:  # one file or a folder of segments, whatever version wrote it: as it is
@@ -146,19 +150,49 @@ class Dataset:
                 path = _quoted(found / "*.parquet" if found.is_dir() else found)
                 connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
                 continue
-            if name == "sightings":  # texts left out on disk are their ruling's, by its key
-                connection.execute(_sightings_view(pattern, version.last_run))
+            if name == "sightings":  # carried rows expanded, left-out texts their ruling's
+                connection.execute(_sightings_view(source, _carries(self.path)))
                 continue
             # Names are our tables' and columns', paths are quoted: no injection.
             connection.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")  # noqa: S608
         return connection
 
 
-def _sightings_view(pattern: str, last_run: int) -> str:
-    """The DuckDB view of the sightings parts, each left-out text taken from its ruling."""
+def _carries(out: Path) -> bool:
+    """Whether the last sightings part has the columns of carried rows (schema version 6)."""
+    last = store.part_path(out, "sightings", store.part_runs(out, "sightings")[-1])
+    return "carried" in pq.read_schema(last).names
+
+
+def _sightings_view(source: str, carries: bool) -> str:  # noqa: FBT001
+    """The DuckDB view of the sightings parts of SOURCE (a read_parquet() of them).
+
+    If some part CARRIES rows (storage/carry.py), each carried row becomes the sightings it
+    stands for: the base run's rows of the same file from `base_position` on, with the
+    carried row's run, file columns and positions. Each text left out on disk is then taken
+    from the ruling of the row's key.
+    """
+    names = TABLES["sightings"].names
+    stored = f"SELECT * FROM {source}"  # noqa: S608 - our SQL, a quoted path
+    if carries:
+        kept = {*FILE_COLUMNS, PARTITION_KEY}
+        taken = ", ".join(
+            f'c."{n}"' if n in kept else "c.position + c.k AS position" if n == "position"
+            else f'w."{n}"'
+            for n in names
+        )  # fmt: skip
+        listed = ", ".join(f'"{n}"' for n in names)
+        stored = (
+            f"WITH stored AS ({stored}), whole AS (SELECT * FROM stored WHERE carried IS NULL), "  # noqa: S608
+            "carried AS (SELECT *, unnest(range(carried)) AS k FROM stored "
+            "WHERE carried IS NOT NULL) "
+            f"SELECT {listed} FROM whole UNION ALL SELECT {taken} FROM carried AS c "
+            "JOIN whole AS w ON w.run = c.base_run AND w.source_path = c.source_path "
+            "AND w.position = c.base_position + c.k"
+        )
     columns = ", ".join(
         "coalesce(s.text, r.text) AS text" if column == "text" else f's."{column}"'
-        for column in TABLES["sightings"].names
+        for column in names
     )
     same_key = " AND ".join(
         f"s.{part} IS NOT DISTINCT FROM r.{part}"
@@ -166,9 +200,8 @@ def _sightings_view(pattern: str, last_run: int) -> str:
     )
     # The path is quoted and the rest is ours: no injection.
     return (
-        f"CREATE VIEW sightings AS SELECT {columns} FROM read_parquet({pattern}, "  # noqa: S608
-        f"hive_partitioning = true, hive_types = {{'run': BIGINT}}) AS s "
-        f"LEFT JOIN rulings AS r ON {same_key} WHERE s.run <= {last_run} "
+        f"CREATE VIEW sightings AS SELECT {columns} FROM ({stored}) AS s "  # noqa: S608
+        f"LEFT JOIN rulings AS r ON {same_key} "
         "ORDER BY s.run, s.source_path, s.position"
     )
 

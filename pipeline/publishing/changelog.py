@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from pipeline.columns import strings
 from pipeline.diffing.diff import ChangeType, Match
+from pipeline.diffing.history import is_rule_change
 
 # A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
 # are linked: the 2024 suspend rulings (2024-02-02) and rule 702.62a (effective 2024-02-02).
@@ -304,12 +305,6 @@ class _RuleChange:
     change: str
     date: dt.date
     keyword: re.Pattern[str]
-
-
-def is_rule_change(changes: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
-    """Which CHANGES are changes of numbered rules (not first sightings of a release)."""
-    rule_ids = pc.coalesce(changes["new_rule_id"], changes["old_rule_id"])
-    return pc.and_(pc.is_valid(rule_ids), pc.invert(changes["first_seen"]))
 
 
 def _rule_changes(changes: pa.Table, titles: dict[str, str]) -> list[_RuleChange]:

@@ -11,19 +11,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import strings
-from pipeline.diffing.history import HistoryEntry, card_history, history_of, source_versions
+from pipeline.diffing.history import (
+    HistoryEntry,
+    card_history,
+    history_of,
+    is_rule_change,
+    source_versions,
+)
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
 from pipeline.publishing.changelog import (
     Changeset,
     changeset,
-    is_rule_change,
     numbered_kinds,
     stale_translations,
 )
 from pipeline.reading.read import escaped
 from pipeline.schema import TABLES
 from pipeline.storage import store
+from pipeline.storage.carry import Content, of_cards
 from pipeline.text.normalize import card_key, card_name
 
 if TYPE_CHECKING:
@@ -65,7 +71,7 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
     version = store.open_version(out)
     rulings = version.table("rulings")
     changes = version.table("changes", runs=runs)
-    rules = version.table("changes", where=is_rule_change)
+    rules = version.table("changes", runs=rule_runs(version), where=is_rule_change)
     titles, langs = rule_titles(rulings), known_languages(rulings)
     found = changeset(changes, runs, titles, langs, rules, kinds=numbered_kinds(rulings))
     translations = version.table("translations")
@@ -73,6 +79,12 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
         return found
     texts = dict(zip(strings(rulings["text_hash"]), strings(rulings["text"]), strict=True))
     return replace(found, stale=stale_translations(changes, translations, texts))
+
+
+def rule_runs(version: store.Version) -> list[int]:
+    """The runs of VERSION that changed rules, or may have (runs before schema version 6)."""
+    runs = version.table("runs").select(["run", "rule_changes"]).to_pylist()
+    return [r["run"] for r in runs if r["rule_changes"] is None or r["rule_changes"] > 0]
 
 
 def rule_titles(rulings: pa.Table) -> dict[str, str]:
@@ -143,7 +155,8 @@ def rule_histories(version: store.Version) -> dict[str, list[HistoryEntry]]:
     def rules(part: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
         return pc.and_(pc.is_null(part["card"]), pc.equal(part["kind"], pa.scalar("rule")))
 
-    sightings = version.table("sightings", where=rules).select(_HISTORY_COLUMNS)
+    sightings = version.table("sightings", content=Content(("card", "kind"), rules))
+    sightings = sightings.select(_HISTORY_COLUMNS)
     rows = sightings.cast(pa.schema([TABLES["sightings"].field(c) for c in _HISTORY_COLUMNS]))
     found = rows.to_pylist()
     versions = source_versions(found)
@@ -167,8 +180,7 @@ _HISTORY_COLUMNS = [
 
 
 def _history_of(version: store.Version, card: str) -> list[HistoryEntry]:
-    wanted = pa.scalar(card)
-    sightings = version.table("sightings", where=lambda part: pc.equal(part["card"], wanted))
+    sightings = version.table("sightings", content=of_cards([card]))
     return card_history(sightings, card)
 
 
@@ -189,7 +201,7 @@ def _with_originals(
     wanted = pa.array(sorted({r["original_text_hash"] for r in links.values()}), pa.string())
     originals = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=wanted))
     texts = dict(zip(strings(originals["text_hash"]), strings(originals["text"]), strict=True))
-    changes = version.table("changes", where=lambda part: pc.equal(part["card"], pa.scalar(card)))
+    changes = version.table("changes", content=of_cards([card]))
     fates = original_fates(changes.to_pylist(), set(strings(wanted)))
     out = []
     for entry in entries:

@@ -16,13 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import strings
-from pipeline.diffing.history import HistoryEntry, history_of
+from pipeline.diffing.history import HistoryEntry, history_of, is_rule_change
 from pipeline.folding.merge import known_languages
 from pipeline.publishing.changelog import (
     Changeset,
     Group,
     changeset,
-    is_rule_change,
     numbered_kinds,
     stale_translations,
 )
@@ -44,6 +43,7 @@ from pipeline.publishing.site_tables import (
 from pipeline.publishing.slugs import slugs
 from pipeline.schema import TABLES, in_memory
 from pipeline.storage import store
+from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -126,10 +126,9 @@ class SiteData:
         """
         if not cards:
             return
-        wanted = pa.array(sorted(cards), pa.string())
-        sightings = self.version.table(
-            "sightings", where=lambda part: pc.is_in(part["card"], value_set=wanted)
-        ).select([*_HISTORY, "lang"])
+        sightings = self.version.table("sightings", content=of_cards(cards)).select(
+            [*_HISTORY, "lang"]
+        )
         order = pc.sort_indices(text_column(sightings, "card"))
         sightings = plain_table(sightings.take(order)).combine_chunks()
         names = strings(sightings["card"])

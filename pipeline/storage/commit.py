@@ -41,6 +41,7 @@ from pipeline.schema import (
     in_memory,
     on_disk,
     with_metadata,
+    written,
 )
 from pipeline.storage.store import (
     CURRENT,
@@ -333,10 +334,12 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
     The Arrow schema is not stored: readers take the Parquet types, which are those of
     schema.TABLES, plain strings; the schema version goes in the key-value metadata.
     """
-    schema = in_memory(name)
+    schema = written(name)
     if name in PARTITIONED:  # the run is in the part's folder name, not in its file
-        schema = schema.remove(schema.get_field_index(PARTITION_KEY))
         table = table.drop_columns([PARTITION_KEY])
+    for field in schema:  # a sightings part none of whose rows is carried (carry.py)
+        if field.name not in table.column_names and field.nullable:
+            table = table.append_column(field.name, pa.nulls(table.num_rows, field.type))
     encoded = ENCODED_IN_MEMORY.get(name, frozenset())
     columns = [c for c in schema.names if c in encoded or c in _DICTIONARY_COLUMNS]
     with native_file(path, "wb") as handle:  # Arrow's own file: see store.native_file
@@ -349,7 +352,8 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
         )
         try:
             for start in range(0, table.num_rows, ROW_GROUP):
-                writer.write_table(_own_dictionaries(table.slice(start, ROW_GROUP)).cast(schema))
+                rows = table.slice(start, ROW_GROUP).select(schema.names)
+                writer.write_table(_own_dictionaries(rows).cast(schema))
             metadata = with_metadata(name, on_disk(name)).metadata or {}
             writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
         finally:  # closed before its file is, even when a write fails or is interrupted

@@ -14,6 +14,7 @@ Writing is commit.py's: versions switched at once.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,7 +29,9 @@ from pipeline.errors import LockBusyError, StoreError, UsageError
 from pipeline.keys import codes
 from pipeline.reading.read import escaped
 from pipeline.schema import (
+    CARRY_COLUMNS,
     ENCODED_IN_MEMORY,
+    FILE_COLUMNS,
     MIGRATIONS,
     PARTITION_KEY,
     PARTITIONED,
@@ -38,10 +41,12 @@ from pipeline.schema import (
     TABLES,
     VERSION_KEY,
     in_memory,
+    written,
 )
+from pipeline.storage.carry import Content, expanded
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
     from pathlib import Path
 
 LOCK = ".lock"
@@ -185,17 +190,26 @@ def read_table(
     runs: Iterable[int] | None = None,
     upto: int | None = None,
     where: Callable[[pa.Table], Any] | None = None,
+    content: Callable[[pa.Table], Any] | None = None,
 ) -> pa.Table:
     """Read table NAME, migrated to the current schema; empty if the dataset lacks it.
 
     BASE is a pinned version folder (default: the links in OUT). For a partitioned table,
     RUNS chooses the parts, UPTO drops those of later runs (a pinned reader's horizon), and
     WHERE filters each part as it is read, so a selection never holds the whole table.
-    Some string columns come dictionary-encoded (schema.in_memory).
+    CONTENT is a filter like WHERE that looks only at columns a carried sighting takes from
+    its base (carry.content_columns: not the file's, the position or the run), so that it
+    is tried on the base before the carried rows are expanded: the fast way to select
+    cards. Some string columns come dictionary-encoded (schema.in_memory).
     """
+    if name == "sightings" and content is not None and not legacy(out, base):
+        wanted = None if runs is None else set(runs)
+        chosen = [run for run in part_runs(out, name) if _chosen(run, wanted, upto)]
+        return _selected_sightings(out, base, chosen, content, where)
     if name in PARTITIONED and not legacy(out, base):
-        parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where)
+        parts = iter_parts(out, name, base=base, runs=runs, upto=upto, where=where, content=content)
         return pa.concat_tables([in_memory(name).empty_table(), *parts])
+    where = _both(content, where)
     folder = out if base is None else base
     if name in SEGMENTED and base is None:
         folder = pinned(out)  # one version for all the segments
@@ -217,6 +231,88 @@ def read_table(
     return table
 
 
+def _selected_sightings(
+    out: Path,
+    base: Path | None,
+    runs: list[int],
+    content: Callable[[pa.Table], Any],
+    where: Callable[[pa.Table], Any] | None,
+) -> pa.Table:
+    """The sightings of RUNS that CONTENT (and WHERE) keep, expanded in one pass.
+
+    A card's sightings are a few rows of each of many parts: each part is read (two at a
+    time: Parquet decoding lets go of the interpreter) and cut to its carried rows and the
+    rows written in full that CONTENT keeps, which are also the base rows the carried ones
+    may name; then all are expanded, and their texts put back, at once.
+    """
+    cut = _Cut(out, content)
+    kept: list[pa.Table] = [_stored_schema("sightings").empty_table()]
+    selected: dict[int, pa.Table] = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for run, (whole, rows) in zip(runs, pool.map(cut, runs), strict=True):
+            selected[run] = whole
+            kept.append(rows)
+    rows = pa.concat_tables(kept)
+    bases = {}
+    for run in {int(r) for r in pc.unique(rows["base_run"].drop_null()).to_pylist() if r}:
+        if run not in selected:  # a base before the runs chosen
+            selected[run], _ = cut(run)
+        bases[run] = selected[run]
+    table = expanded(rows, bases, content).cast(in_memory("sightings"))
+    if where is not None and table.num_rows:
+        table = table.filter(where(table))
+    if table["text"].null_count:
+        table = with_ruling_texts(table, read_table(out, "rulings", base=base or pinned(out)))
+    return table
+
+
+class _Cut:
+    """A part's rows that a content filter keeps and its carried rows, as stored.
+
+    A carry.Content names the columns it looks at: the part is first read in those and the
+    carried rows' own, and read whole only if some row written in full is kept.
+    """
+
+    def __init__(self, out: Path, content: Callable[[pa.Table], Any]) -> None:
+        self.out, self.content, self.reader = out, content, _Bases(out)
+        self.light: set[str] | None = None
+        if isinstance(content, Content):
+            self.light = {*FILE_COLUMNS, "position", *CARRY_COLUMNS, *content.columns}
+
+    def __call__(self, run: int) -> tuple[pa.Table, pa.Table]:
+        """Run RUN's rows kept and written in full, and those kept or carried."""
+        path = part_path(self.out, "sightings", run)
+        if not path.exists():
+            empty = _stored_schema("sightings").empty_table()
+            return empty, empty
+        stored = _read_file(path, "sightings", run=run, raw=True, columns=self.light)
+        accepted = pc.fill_null(self.content(stored), False)  # noqa: FBT003
+        carried = pc.is_valid(stored["carried"])
+        whole = pc.and_(accepted, pc.invert(carried))
+        if self.light is not None:
+            stored = self.reader.read(run) if pc.any(whole).as_py() else _with_columns(stored)
+        return stored.filter(whole), stored.filter(pc.or_(accepted, carried))
+
+
+def _with_columns(stored: pa.Table) -> pa.Table:
+    """STORED, some columns of a part as stored, with the others null (the part's schema)."""
+    schema = _stored_schema("sightings")
+    return pa.table(
+        [stored[f.name] if f.name in stored.column_names else pa.nulls(stored.num_rows, f.type)
+         for f in schema],
+        schema=schema,
+    )  # fmt: skip
+
+
+def _both(
+    first: Callable[[pa.Table], Any] | None, second: Callable[[pa.Table], Any] | None
+) -> Callable[[pa.Table], Any] | None:
+    """One filter of the rows FIRST and SECOND both keep (either may be None)."""
+    if first is None or second is None:
+        return first or second
+    return lambda table: pc.and_kleene(first(table), second(table))
+
+
 def iter_parts(
     out: Path,
     name: str,
@@ -225,13 +321,26 @@ def iter_parts(
     runs: Iterable[int] | None = None,
     upto: int | None = None,
     where: Callable[[pa.Table], Any] | None = None,
+    content: Callable[[pa.Table], Any] | None = None,
 ) -> Iterator[pa.Table]:
-    """The parts of partitioned table NAME, one table per run, in run order."""
+    """The parts of partitioned table NAME, one table per run, in run order (see read_table)."""
     wanted = None if runs is None else set(runs)
     rulings = None
+    bases = _Bases(out)
     for run in part_runs(out, name):
         if _chosen(run, wanted, upto):
-            table = _read_file(part_path(out, name, run), name, run=run)
+            if name == "sightings":  # carried rows expanded (carry.py)
+                stored = _read_file(part_path(out, name, run), name, run=run, raw=True)
+                table = expanded(stored, bases.of(stored), content).cast(in_memory(name))
+            else:
+                path = part_path(out, name, run)
+                if isinstance(content, Content):  # its columns first: most parts have none
+                    some = _read_file(path, name, run=run, columns=content.columns)
+                    if not pc.any(pc.fill_null(content(some), False)).as_py():  # noqa: FBT003
+                        continue
+                table = _read_file(path, name, run=run)
+                if content is not None and table.num_rows:
+                    table = table.filter(content(table))
             if where is not None and table.num_rows:
                 table = table.filter(where(table))
             if name == "sightings" and table["text"].null_count:  # left out on disk
@@ -241,15 +350,87 @@ def iter_parts(
             yield table
 
 
+class _Bases:
+    """The parts of the runs a sightings part carries rows from, as stored: kept while used."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.held: dict[int, pa.Table] = {}
+
+    def of(self, stored: pa.Table) -> dict[int, pa.Table]:
+        """The base parts of STORED, a part as stored; those no longer used are let go."""
+        runs = {int(r) for r in pc.unique(stored["base_run"].drop_null()).to_pylist() if r}
+        self.held = {run: self.held.get(run) or self.read(run) for run in sorted(runs)}
+        return self.held
+
+    def read(self, run: int) -> pa.Table:
+        """Run RUN's sightings part as stored."""
+        path = part_path(self.out, "sightings", run)
+        if not path.exists():
+            msg = f"{path}: missing, though later runs carry its rows; restore it from a backup"
+            raise StoreError(msg)
+        return _read_file(path, "sightings", run=run, raw=True)
+
+
+def base_rows(out: Path, latest: Mapping[str, int]) -> pa.Table:
+    """The rows written in full that a new part may carry, of each file of LATEST.
+
+    LATEST maps a file's path to the last run that stored its sightings. A file's base is
+    that run, or the one run its rows there are carried from (carry.py), whose rows of the
+    file are all written in full.
+    """
+    reader = _Bases(out)
+    by_run: dict[int, list[str]] = {}
+    for path, run in sorted(latest.items()):
+        by_run.setdefault(run, []).append(path)
+    bases: dict[int, list[str]] = {}
+    for run, paths in sorted(by_run.items()):
+        if not part_path(out, "sightings", run).exists():
+            continue
+        last = _of_files(reader.read(run), paths)
+        carried = last.filter(pc.is_valid(last["base_run"])).select(["source_path", "base_run"])
+        carried_from = {str(r["source_path"]): int(r["base_run"]) for r in carried.to_pylist()}
+        for path in paths:
+            bases.setdefault(carried_from.get(path, run), []).append(path)
+    found = [_stored_schema("sightings").empty_table()]
+    for run, paths in sorted(bases.items()):
+        rows = _of_files(reader.read(run), paths)
+        found.append(rows.filter(pc.is_null(rows["carried"])))
+    return pa.concat_tables(found)
+
+
+def _of_files(table: pa.Table, paths: list[str]) -> pa.Table:
+    """The rows of TABLE whose `source_path` is one of PATHS."""
+    return table.filter(pc.is_in(table["source_path"], value_set=pa.array(paths, pa.string())))
+
+
+def _stored_schema(name: str) -> pa.Schema:
+    """A part of partitioned table NAME as stored (schema.written()), with its `run`."""
+    return written(name).insert(0, TABLES[name].field(PARTITION_KEY))
+
+
 def _chosen(run: int, wanted: set[int] | None, upto: int | None) -> bool:
     return (wanted is None or run in wanted) and (upto is None or run <= upto)
 
 
-def _read_file(path: Path, name: str, *, run: int | None = None) -> pa.Table:
-    """One Parquet file of table NAME, migrated; RUN is a part's run, taken from its folder."""
-    schema = TABLES[name]
+def _read_file(
+    path: Path,
+    name: str,
+    *,
+    run: int | None = None,
+    raw: bool = False,
+    columns: Collection[str] | None = None,
+) -> pa.Table:
+    """One Parquet file of table NAME, migrated; RUN is a part's run, taken from its folder.
+
+    RAW keeps a part's rows as stored (with carried rows, schema.written()); COLUMNS reads
+    only those (and `run`).
+    """
+    target = _stored_schema(name) if raw else in_memory(name)
+    if columns is not None:
+        target = pa.schema([f for f in target if f.name in columns or f.name == PARTITION_KEY])
     if not path.exists():
-        return in_memory(name).empty_table()
+        return target.empty_table()
     try:
         # ParquetFile rather than read_table: the latter imports pyarrow.dataset (and pandas).
         # One open file for both looks: a path opened twice may meet two versions.
@@ -259,7 +440,8 @@ def _read_file(path: Path, name: str, *, run: int | None = None) -> pa.Table:
             encoded = [c for c in names if c in ENCODED_IN_MEMORY.get(name, ())]
             if encoded:  # read straight into dictionaries, never as plain strings
                 handle = pq.ParquetFile(source, read_dictionary=encoded)
-            table = handle.read()
+            table = handle.read(columns=None if columns is None else
+                                [c for c in names if c in columns])  # fmt: skip
     except (OSError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable Parquet file ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
@@ -270,7 +452,7 @@ def _read_file(path: Path, name: str, *, run: int | None = None) -> pa.Table:
     for step in range(version, SCHEMA_VERSION):
         table = MIGRATIONS[step](name, table)
     try:
-        return table.select(schema.names).cast(in_memory(name))
+        return table.select(target.names).cast(target)
     except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         msg = f"{path}: does not match schema version {version} ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
@@ -344,8 +526,20 @@ def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
 
 
 def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
-    """The text of the ruling each row of SIGHTINGS is keyed to (null if none is)."""
-    return pc.take(rulings["text"].cast(pa.string()), _ruling_rows(sightings, rulings))
+    """The text of the ruling each row of SIGHTINGS is keyed to (null if none is).
+
+    Of many rulings only those of SIGHTINGS' text hashes are keyed, and only the texts
+    taken are decoded: a card's sightings in one part are a few rows among every ruling.
+    """
+    if sightings.num_rows * 4 < rulings.num_rows:  # the keys decoded: no dictionary merged
+        hashes = pc.unique(sightings["text_hash"].cast(pa.string()))
+        rulings = rulings.filter(pc.is_in(rulings["text_hash"], value_set=hashes))
+        plain = pa.schema([TABLES["rulings"].field(name) for name in _KEY])
+        keys = [t.select(_KEY).cast(plain) for t in (sightings, rulings)]
+        rows = _ruling_rows(*keys)
+    else:
+        rows = _ruling_rows(sightings, rulings)
+    return pc.take(rulings["text"], rows).cast(pa.string())
 
 
 def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
