@@ -416,3 +416,37 @@ def test_an_amended_original_makes_its_translation_stale(tmp_path: Path) -> None
     [line] = [h for h in history if h["translates"]]
     assert line["translates"] == _TARGETS_2013
     assert line["translates_fate"].startswith("amended (")
+
+
+_SUSPEND_KO = "유예를 가진 카드를 추방하는 것은"
+_TSP = REALDATA / "mtgjson-2022" / "TSP.json"
+
+
+@pytest.mark.skipif(not _TSP.is_file(), reason="../shared/realdata is not beside this checkout")
+def test_a_link_stays_when_a_later_run_adds_more_english(tmp_path: Path) -> None:
+    """Seed 001's Korean suspend ruling stays linked after a run adds the TSP set file.
+
+    The set file holds its English original among hundreds of other rulings: more English
+    text read may sharpen a link, never undo it.
+    """
+    out = tmp_path / "normalized"
+    ingest([RAW], out=out, workers=1)
+
+    def suspend_link() -> dict[str, object]:
+        dataset = open_dataset(out)
+        texts = _texts(pq.read_table(out / "rulings"))
+        rows = dataset.translations(card="Rift Bolt").to_dict("records")
+        (row,) = [r for r in rows if texts[r["text_hash"]].startswith(_SUSPEND_KO)]
+        assert row["original_text_hash"] is not None
+        assert texts[row["original_text_hash"]].startswith("Exiling a card with suspend")
+        return row
+
+    before = suspend_link()
+    (tmp_path / "tsp").mkdir()
+    (tmp_path / "tsp" / "TSP.json").write_bytes(_TSP.read_bytes())
+    ingest([tmp_path / "tsp"], out=out, workers=1)
+    after = suspend_link()
+    assert after["original_text_hash"] == before["original_text_hash"]
+    assert after["method"] == "card"  # TSP gave Rift Bolt its English rulings
+    history = open_dataset(out).history("Rift Bolt").to_dict("records")
+    assert any(str(h["translates"]).startswith("Exiling a card with suspend") for h in history)

@@ -293,11 +293,16 @@ def decide(
         extra = [(i, index.coverage(i, terms)) for i in unseen]
     ranked = _ordered([*ranking.ranked, *extra], index)
     best, score = ranked[0]
-    best_text = index.folded(best)
-    versions = {
-        i for i, _ in ranked[1:] if fuzz.ratio(best_text, index.folded(i)) >= VERSION_SIMILARITY
-    }
+    versions = _versions(best, ranked, index)
     rival = next((value for i, value in ranked[1:] if i not in versions), 0.0)
+    mine = set(own)
+    if mine and (best in mine or versions & mine):
+        # The winner is the card's own (or a version of it): the candidates are the card's
+        # few English rulings, so the lead that counts is over the card's next one. Texts of
+        # other cards can only make it unsure by scoring above the winner, never by coming
+        # close: more English text read must not undo a right link.
+        own_ranked = [(i, value) for i, value in ranked if i in mine or i in versions]
+        rival = next((value for i, value in own_ranked if i not in versions and i != best), 0.0)
     original = index.hashes[best]
     if original not in card_originals:
         own_versions = [i for i, _ in ranked if i in versions and index.hashes[i] in card_originals]
@@ -309,6 +314,14 @@ def decide(
     method = "card" if original in card_originals else "dataset"
     others = tuple(index.hashes[i] for i, _ in ranked if i in versions or i == best)
     return Link(original, score, margin, method, (original, *sorted(set(others) - {original})))
+
+
+def _versions(best: int, ranked: Sequence[tuple[int, float]], index: EnglishIndex) -> set[int]:
+    """The candidates of RANKED (after the first) that are versions of BEST's text."""
+    best_text = index.folded(best)
+    return {
+        i for i, _ in ranked[1:] if fuzz.ratio(best_text, index.folded(i)) >= VERSION_SIMILARITY
+    }
 
 
 def link(
