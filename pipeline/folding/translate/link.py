@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from rapidfuzz import fuzz
 
-from pipeline.folding.translate.features import ANCHOR, anchors, features, names, prepare, words
+from pipeline.folding.translate.features import (
+    ANCHOR,
+    anchors,
+    features,
+    names,
+    prepare,
+    shape,
+    shape_similarity,
+    words,
+)
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.text.normalize import fold
 
@@ -87,6 +96,7 @@ class EnglishIndex:
             for terms, optional in zip(self.terms, self.optional, strict=True)
         ]
         self._folded: dict[int, str] = {}
+        self._shapes: dict[int, tuple[int, float]] = {}
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -140,6 +150,13 @@ class EnglishIndex:
         found = self._folded.get(doc)
         if found is None:
             found = self._folded[doc] = fold(self.texts[doc])
+        return found
+
+    def shape(self, doc: int) -> tuple[int, float]:
+        """English text DOC's sentences and length (features.shape), computed once."""
+        found = self._shapes.get(doc)
+        if found is None:
+            found = self._shapes[doc] = shape(self.texts[doc], "en")
         return found
 
     def scores(self, text: str, lang: str, lexicon: Lexicon) -> NDArray[np.float64]:
@@ -219,6 +236,8 @@ class Ranking(NamedTuple):
 
     ranked: tuple[tuple[int, float], ...]
     terms: tuple[tuple[dict[str, float], float], ...]
+    # The translation's sentences and length in English (features.shape).
+    shape: tuple[int, float] = (1, 0.0)
 
 
 def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking:
@@ -230,7 +249,7 @@ def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking
     shortlist = np.argpartition(-cosine, count - 1)[:count].tolist()
     terms = index.weigh(_foreign_terms(text, lang, lexicon))
     scored = [(i, index.coverage(i, terms)) for i in shortlist]
-    return Ranking(tuple(_ordered(scored, index)), tuple(terms.items))
+    return Ranking(tuple(_ordered(scored, index)), tuple(terms.items), shape(text, lang))
 
 
 def rank_many(
@@ -295,14 +314,20 @@ def decide(
     best, score = ranked[0]
     versions = _versions(best, ranked, index)
     rival = next((value for i, value in ranked[1:] if i not in versions), 0.0)
-    mine = set(own)
-    if mine and (best in mine or versions & mine):
-        # The winner is the card's own (or a version of it): the candidates are the card's
-        # few English rulings, so the lead that counts is over the card's next one. Texts of
-        # other cards can only make it unsure by scoring above the winner, never by coming
-        # close: more English text read must not undo a right link.
-        own_ranked = [(i, value) for i, value in ranked if i in mine or i in versions]
-        rival = next((value for i, value in own_ranked if i not in versions and i != best), 0.0)
+    if set(own) & (versions | {best}):
+        # The winner is the card's own (or a version of it). The form of a text survives
+        # translation where its words may not (as many sentences, a like length): the lead
+        # is measured on scores weighed by it, so a text of another card that the words
+        # find close but that has another form does not make a right link unsure when
+        # more English is read.
+        def formed(i: int, value: float) -> float:
+            return value * shape_similarity(ranking.shape, index.shape(i))
+
+        formed_rival = max(
+            (formed(i, value) for i, value in ranked if i not in versions and i != best),
+            default=0.0,
+        )
+        rival = score - (formed(best, score) - formed_rival)
     original = index.hashes[best]
     if original not in card_originals:
         own_versions = [i for i, _ in ranked if i in versions and index.hashes[i] in card_originals]
