@@ -7,6 +7,8 @@ is wrong (false %: how often a translation whose original is absent still gets l
 `--sweep` prints the same on the dev sets for a grid of thresholds. `--rulings` links the
 dev sets' translated card texts among the English rulings of every set file, none of which
 they translate: the share linked is the false-link rate against a real rulings pool.
+`--hand` links the hand translations of real rulings (tests/fixtures/language/
+hand-translations.jsonl) among every set file's English rulings, with their card's own.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pipeline.folding.translate.parallel import DEV_SETS, TEST_SETS, Pair, read_
 from pipeline.text.normalize import text_hash
 
 SETS = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "mtgjson-2022"
+HAND = Path(__file__).resolve().parents[1] / "tests/fixtures/language/hand-translations.jsonl"
 # One decision before thresholds: language, score, margin, whether the winner is right,
 # and whether the right original was among the candidates at all.
 Outcome = tuple[str, float, float, bool, bool]
@@ -105,6 +108,42 @@ def _rulings_pool() -> int:
     return 0
 
 
+def _hand() -> int:
+    """Link the hand translations among every set's English rulings: right, wrong, unlinked."""
+    pool: dict[str, str] = {}
+    own: dict[str, set[str]] = defaultdict(set)
+    for path in sorted(SETS.glob("*.json")):
+        for card in json.loads(path.read_text(encoding="utf-8"))["data"]["cards"]:
+            for ruling in card.get("rulings", ()):
+                pool[text_hash(ruling["text"])] = ruling["text"]
+                own[card["name"]].add(text_hash(ruling["text"]))
+    index = EnglishIndex(pool)
+    lexicon = shipped()
+    items = [json.loads(line) for line in HAND.read_text(encoding="utf-8").splitlines()]
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for item in items:
+        for mode, originals in (("card", own[item["card"]]), ("no card", set())):
+            result = link(item["text"], item["lang"], originals, index, lexicon)
+            outcome = (
+                2 if result.original is None else int(result.original != text_hash(item["english"]))
+            )
+            for lang in (item["lang"], "all"):
+                counts[mode, lang][outcome] += 1
+    # The same without their originals anywhere: every link is false.
+    originals = {text_hash(item["english"]) for item in items}
+    absent = EnglishIndex({h: text for h, text in pool.items() if h not in originals})
+    for item in items:
+        result = link(item["text"], item["lang"], own[item["card"]] - originals, absent, lexicon)
+        for lang in (item["lang"], "all"):
+            counts["original absent", lang][2 if result.original is None else 1] += 1
+    print(f"{len(items)} hand translations among {len(pool):,} English rulings")
+    print("| with | lang | texts | linked right | wrong | not linked |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (mode, lang), (right, wrong, unlinked) in sorted(counts.items()):
+        print(f"| {mode} | {lang} | {right + wrong + unlinked} | {right} | {wrong} | {unlinked} |")
+    return 0
+
+
 def _scale() -> int:
     """Time translations_table() on every set's English rulings plus the dev translations."""
     rows: list[dict[str, object]] = []
@@ -147,7 +186,10 @@ def main() -> int:
     parser.add_argument("--sweep", action="store_true", help="threshold grid on the dev sets")
     parser.add_argument("--rulings", action="store_true", help="false links among real rulings")
     parser.add_argument("--scale", action="store_true", help="time translations_table()")
+    parser.add_argument("--hand", action="store_true", help="the hand-translated rulings")
     options = parser.parse_args()
+    if options.hand:
+        return _hand()
     if options.rulings:
         return _rulings_pool()
     if options.scale:

@@ -135,6 +135,7 @@ def _latin_profile() -> dict[str, tuple[float, ...]]:
     return language._load()["latin"]
 
 
+@settings(deadline=None)  # the first example loads the profile: no deadline on a loaded machine
 @given(words=_LATIN_WORDS)
 def test_words_are_scored_as_the_sum_of_their_n_grams(words: list[str]) -> None:
     """Scoring words at once in numpy gives each the sum of its word_grams() in the profile."""

@@ -5,17 +5,17 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import RAW, REALDATA
+from conftest import FIXTURES, RAW, REALDATA
 
 from pipeline import open_dataset
 from pipeline.errors import StoreError
 from pipeline.folding.translate import EnglishIndex, link, translations_table
-from pipeline.folding.translate.features import ANCHOR, features
+from pipeline.folding.translate.features import ANCHOR, features, shape, shape_similarity
 from pipeline.folding.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
 from pipeline.folding.translate.parallel import TEST_SETS, read_pairs
 from pipeline.ingest import ingest
@@ -416,3 +416,70 @@ def test_an_amended_original_makes_its_translation_stale(tmp_path: Path) -> None
     [line] = [h for h in history if h["translates"]]
     assert line["translates"] == _TARGETS_2013
     assert line["translates_fate"].startswith("amended (")
+
+
+_SUSPEND_KO = "유예를 가진 카드를 추방하는 것은"
+_TSP = REALDATA / "mtgjson-2022" / "TSP.json"
+
+
+@pytest.mark.skipif(not _TSP.is_file(), reason="../shared/realdata is not beside this checkout")
+def test_a_link_stays_when_a_later_run_adds_more_english(tmp_path: Path) -> None:
+    """Seed 001's Korean suspend ruling stays linked after a run adds the TSP set file.
+
+    The set file holds its English original among hundreds of other rulings: more English
+    text read may sharpen a link, never undo it.
+    """
+    out = tmp_path / "normalized"
+    ingest([RAW], out=out, workers=1)
+
+    def suspend_link() -> dict[Any, Any]:
+        dataset = open_dataset(out)
+        texts = _texts(pq.read_table(out / "rulings"))
+        rows = dataset.translations(card="Rift Bolt").to_dict("records")
+        (row,) = [r for r in rows if texts[r["text_hash"]].startswith(_SUSPEND_KO)]
+        assert row["original_text_hash"] is not None
+        assert texts[row["original_text_hash"]].startswith("Exiling a card with suspend")
+        return row
+
+    before = suspend_link()
+    (tmp_path / "tsp").mkdir()
+    (tmp_path / "tsp" / "TSP.json").write_bytes(_TSP.read_bytes())
+    ingest([tmp_path / "tsp"], out=out, workers=1)
+    after = suspend_link()
+    assert after["original_text_hash"] == before["original_text_hash"]
+    assert after["method"] == "card"  # TSP gave Rift Bolt its English rulings
+    history = open_dataset(out).history("Rift Bolt").to_dict("records")
+    assert any(str(h["translates"]).startswith("Exiling a card with suspend") for h in history)
+
+
+def test_the_shape_of_a_text_counts_sentences_not_pauses() -> None:
+    """Full stops end sentences in any script; ". . ." does not; length is in English."""
+    english = shape("You won't gain life. You'll still search . . . for glory.", "en")
+    japanese = shape("表面には三角形が1つある。裏面には三角形が2つある。", "ja")
+    assert english[0] == japanese[0] == 2
+    assert shape_similarity(english, english) == 1.0
+    assert shape_similarity(english, shape("Eine Zeile.", "de")) < 0.5
+
+
+_HAND = FIXTURES / "language" / "hand-translations.jsonl"
+_KHM = REALDATA / "mtgjson-2022" / "KHM.json"
+
+
+@pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
+def test_hand_translated_rulings_link_right_or_not_at_all() -> None:
+    """Hand translations of KHM rulings, among KHM's English rulings: none links wrong."""
+    import json  # noqa: PLC0415 - only this test reads JSON
+
+    own: dict[str, set[str]] = {}
+    pool: dict[str, str] = {}
+    for card in json.loads(_KHM.read_text(encoding="utf-8"))["data"]["cards"]:
+        for ruling in card.get("rulings", ()):
+            pool[text_hash(ruling["text"])] = ruling["text"]
+            own.setdefault(card["name"], set()).add(text_hash(ruling["text"]))
+    index = EnglishIndex(pool)
+    items = [json.loads(line) for line in _HAND.read_text(encoding="utf-8").splitlines()]
+    assert {item["lang"] for item in items} == {"de", "fr", "ja", "ko"}
+    results = [link(i["text"], i["lang"], own[i["card"]], index) for i in items]
+    right = [r.original == text_hash(i["english"]) for i, r in zip(items, results, strict=True)]
+    assert not [r for r, ok in zip(results, right, strict=True) if r.original and not ok]
+    assert sum(right) >= 0.75 * len(items)

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from rapidfuzz import fuzz
 
-from pipeline.folding.translate.features import ANCHOR, anchors, features, names, prepare, words
+from pipeline.folding.translate.features import (
+    ANCHOR,
+    anchors,
+    features,
+    names,
+    prepare,
+    shape,
+    shape_similarity,
+    words,
+)
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.text.normalize import fold
 
@@ -87,6 +96,7 @@ class EnglishIndex:
             for terms, optional in zip(self.terms, self.optional, strict=True)
         ]
         self._folded: dict[int, str] = {}
+        self._shapes: dict[int, tuple[int, float]] = {}
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -140,6 +150,13 @@ class EnglishIndex:
         found = self._folded.get(doc)
         if found is None:
             found = self._folded[doc] = fold(self.texts[doc])
+        return found
+
+    def shape(self, doc: int) -> tuple[int, float]:
+        """English text DOC's sentences and length (features.shape), computed once."""
+        found = self._shapes.get(doc)
+        if found is None:
+            found = self._shapes[doc] = shape(self.texts[doc], "en")
         return found
 
     def scores(self, text: str, lang: str, lexicon: Lexicon) -> NDArray[np.float64]:
@@ -219,6 +236,8 @@ class Ranking(NamedTuple):
 
     ranked: tuple[tuple[int, float], ...]
     terms: tuple[tuple[dict[str, float], float], ...]
+    # The translation's sentences and length in English (features.shape).
+    shape: tuple[int, float] = (1, 0.0)
 
 
 def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking:
@@ -230,7 +249,7 @@ def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking
     shortlist = np.argpartition(-cosine, count - 1)[:count].tolist()
     terms = index.weigh(_foreign_terms(text, lang, lexicon))
     scored = [(i, index.coverage(i, terms)) for i in shortlist]
-    return Ranking(tuple(_ordered(scored, index)), tuple(terms.items))
+    return Ranking(tuple(_ordered(scored, index)), tuple(terms.items), shape(text, lang))
 
 
 def rank_many(
@@ -293,11 +312,22 @@ def decide(
         extra = [(i, index.coverage(i, terms)) for i in unseen]
     ranked = _ordered([*ranking.ranked, *extra], index)
     best, score = ranked[0]
-    best_text = index.folded(best)
-    versions = {
-        i for i, _ in ranked[1:] if fuzz.ratio(best_text, index.folded(i)) >= VERSION_SIMILARITY
-    }
+    versions = _versions(best, ranked, index)
     rival = next((value for i, value in ranked[1:] if i not in versions), 0.0)
+    if set(own) & (versions | {best}):
+        # The winner is the card's own (or a version of it). The form of a text survives
+        # translation where its words may not (as many sentences, a like length): the lead
+        # is measured on scores weighed by it, so a text of another card that the words
+        # find close but that has another form does not make a right link unsure when
+        # more English is read.
+        def formed(i: int, value: float) -> float:
+            return value * shape_similarity(ranking.shape, index.shape(i))
+
+        formed_rival = max(
+            (formed(i, value) for i, value in ranked if i not in versions and i != best),
+            default=0.0,
+        )
+        rival = score - (formed(best, score) - formed_rival)
     original = index.hashes[best]
     if original not in card_originals:
         own_versions = [i for i, _ in ranked if i in versions and index.hashes[i] in card_originals]
@@ -309,6 +339,14 @@ def decide(
     method = "card" if original in card_originals else "dataset"
     others = tuple(index.hashes[i] for i, _ in ranked if i in versions or i == best)
     return Link(original, score, margin, method, (original, *sorted(set(others) - {original})))
+
+
+def _versions(best: int, ranked: Sequence[tuple[int, float]], index: EnglishIndex) -> set[int]:
+    """The candidates of RANKED (after the first) that are versions of BEST's text."""
+    best_text = index.folded(best)
+    return {
+        i for i, _ in ranked[1:] if fuzz.ratio(best_text, index.folded(i)) >= VERSION_SIMILARITY
+    }
 
 
 def link(
