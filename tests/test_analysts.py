@@ -115,3 +115,43 @@ def test_rift_bolt_today_is_its_freshest_source(tmp_path: Path) -> None:
     fresh_texts = set(mine.loc[mine["source"] == freshest, "text_hash"])
     assert set(today.loc[~today["stale_source"], "text_hash"]) == fresh_texts
     assert today["stale_source"].any()
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Issue 38's runs: the seeds; the 22 MTGJSON files and the 2023-11-17 rules; 2024-02-06."""
+    if not REALDATA.is_dir():
+        pytest.skip("needs ../shared/realdata")
+    root = tmp_path_factory.mktemp("three-runs")
+    raw, out = root / "raw", root / "normalized"
+    shutil.copytree(RAW, raw)
+    ingest([raw], out=out)
+    for path in sorted((REALDATA / "mtgjson-2022").glob("*.json")):
+        shutil.copy(path, raw / path.name)
+    shutil.copy(REALDATA / "comprules" / "2023-11-17.txt", raw / "comprules.txt")
+    ingest([raw], out=out)
+    shutil.copy(REALDATA / "comprules" / "2024-02-06.txt", raw / "comprules.txt")
+    ingest([raw], out=out)
+    return out
+
+
+def test_three_runs_today_counts_a_card_once(three_runs: Path) -> None:
+    """Rift Bolt: the seed dump's 13 rulings today, the 2022 MTGJSON wordings marked stale."""
+    ds = pipeline.open_dataset(three_runs)
+    today = ds.rulings(today=True, card="Rift Bolt")
+    assert len(today) == len(ds.rulings(card="Rift Bolt"))
+    assert int((~today["stale_source"]).sum()) == 13  # the seed's rulings
+    assert today["stale_source"].any()
+    sql = "SELECT count(*) FROM rulings_today WHERE card = 'Rift Bolt' AND NOT stale_source"
+    assert ds.duckdb().sql(sql).fetchall() == [(13,)]
+
+
+def test_three_runs_changes_since_the_suspend_change(three_runs: Path) -> None:
+    """since="2024-02-02" keeps the changes as of that day or later, not every run's."""
+    ds = pipeline.open_dataset(three_runs)
+    every = ds.changes()
+    since = ds.changes(since="2024-02-02")
+    assert 0 < len(since) < len(every)
+    assert (since["as_of"] >= dt.date(2024, 2, 2)).all()
+    assert len(ds.changes(run=3)) <= len(since)
+    assert {"702.62a"} <= set(since["new_rule_id"].dropna())
