@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -80,8 +82,8 @@ def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
         lookup(text_hashes, known) if known else pa.nulls(len(firsts), pa.string()),
         lookup(texts, detected) if detected else pa.nulls(len(firsts), pa.string()),
     )
-    if isinstance(found, pa.ChunkedArray):  # replace_with_mask() takes no chunked mask
-        found = found.combine_chunks()
+    # One array each: replace_with_mask takes no chunked mask (texts of many chunks).
+    texts, found = _whole(texts), _whole(found)
     missing = pc.is_null(found)
     if pc.any(missing).as_py():
         own = [detect_language(text) for text in strings(texts.filter(missing))]
@@ -116,3 +118,8 @@ def carry_rule_dates(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     return replace_column(
         sightings, "effective_date", pc.coalesce(carried, sightings["effective_date"])
     )
+
+
+def _whole(values: Any) -> Any:  # noqa: ANN401 - an Arrow array, chunked or not
+    """VALUES as one Arrow array."""
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values

@@ -13,12 +13,30 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.publishing.dataset import load_history, require_dataset
-from pipeline.schema import FILE_COLUMNS, PARTITION_KEY, PARTITIONED, TABLES
+from pipeline.publishing.today import rulings_today
+from pipeline.schema import FILE_COLUMNS, PARTITION_KEY, PARTITIONED, TABLES, make_schema
 from pipeline.storage import store
 from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
     import duckdb
+
+
+# The columns of Dataset.history(), typed: dates stay dates even when none is known.
+_HISTORY = make_schema(
+    [
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("text_hash", pa.string(), nullable=False),
+        pa.field("effective_date", pa.date32()),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("appeared", pa.int64(), nullable=False),
+        pa.field("disappeared", pa.int64()),
+        pa.field("as_of", pa.date32()),
+        pa.field("gone_as_of", pa.date32()),
+        pa.field("translates", pa.string()),
+        pa.field("translates_fate", pa.string()),
+    ]
+)
 
 
 def _frame(table: pa.Table) -> pd.DataFrame:
@@ -60,9 +78,16 @@ class Dataset:
         card: str | None = None,
         lang: str | None = None,
         kind: str | None = None,
+        today: bool = False,
     ) -> pd.DataFrame:
-        """One row per ruling key; by default only today's rulings (`current`)."""
-        table = self._table("rulings")
+        """One row per ruling key; by default only today's rulings (`current`).
+
+        TODAY gives today's rulings of each card across its sources: the current ones with
+        a `stale_source` column, true for a text that only a staler source (by as-of date)
+        than the card's freshest still carries. Keep `~stale_source` to count a card's
+        rulings today once, whatever number of sources read it.
+        """
+        table = self._today() if today else self._table("rulings")
         conditions = [
             (current_only, pc.field("current")),
             (card is not None, pc.field("card") == card),
@@ -73,6 +98,9 @@ class Dataset:
             if wanted:
                 table = table.filter(condition)
         return _frame(table)
+
+    def _today(self) -> pa.Table:
+        return rulings_today(self._table("rulings"), self._version.table("state"))
 
     def sightings(self, *, card: str | None = None) -> pd.DataFrame:
         """Every ruling read, in every run; of one CARD only if given."""
@@ -85,16 +113,23 @@ class Dataset:
         *,
         run: int | None = None,
         since: dt.date | str | None = None,
+        started_since: dt.date | str | None = None,
         rule_changes_only: bool = False,
     ) -> pd.DataFrame:
-        """Changes of one run, of the runs started since a date, or of all runs."""
+        """Changes of one run, of all runs, or of those as of SINCE or later.
+
+        SINCE compares the as-of date each change carries (the date its source speaks
+        for); STARTED_SINCE the wall-clock start of the run that found it (UTC).
+        """
         chosen: list[int] | None = None if run is None else [run]
-        if since is not None:
-            day = dt.date.fromisoformat(since) if isinstance(since, str) else since
+        if started_since is not None:
+            day = _day(started_since)
             runs = self._table("runs").to_pylist()
             later = [r["run"] for r in runs if r["started_at"].date() >= day]
             chosen = later if chosen is None else [r for r in chosen if r in later]
         table = self._table("changes", runs=chosen)
+        if since is not None:
+            table = table.filter(pc.field("as_of") >= pa.scalar(_day(since), pa.date32()))
         if rule_changes_only:
             table = table.filter(pc.field("rule_change"))
         return _frame(table)
@@ -114,14 +149,14 @@ class Dataset:
     def history(self, card: str) -> pd.DataFrame:
         """Every version of every ruling of CARD, oldest first, with when it came and went."""
         entries = [asdict(e) for e in load_history(self.path, card, self._version)]
-        return pd.DataFrame(entries).convert_dtypes(dtype_backend="pyarrow")
+        return _frame(pa.Table.from_pylist(entries, schema=_HISTORY))
 
     def runs(self) -> pd.DataFrame:
         """One row per run: when, what it read, what it found."""
         return _frame(self._table("runs"))
 
     def duckdb(self) -> duckdb.DuckDBPyConnection:
-        """An in-memory DuckDB connection with views rulings, sightings, changes, runs, files."""
+        """An in-memory DuckDB connection: a view per table, and rulings_today (see rulings)."""
         try:
             import duckdb  # noqa: PLC0415 - an optional extra
         except ImportError as exc:
@@ -129,6 +164,7 @@ class Dataset:
             raise ImportError(msg) from exc
         connection = duckdb.connect()
         version = self._version
+        connection.from_arrow(self._today()).create_view("rulings_today")
         for name in TABLES:
             columns = ", ".join(f'"{column}"' for column in TABLES[name].names)
             if name in PARTITIONED and not store.legacy(self.path, version.base):
@@ -204,6 +240,10 @@ def _sightings_view(source: str, carries: bool) -> str:  # noqa: FBT001
         f"LEFT JOIN rulings AS r ON {same_key} "
         "ORDER BY s.run, s.source_path, s.position"
     )
+
+
+def _day(value: dt.date | str) -> dt.date:
+    return dt.date.fromisoformat(value) if isinstance(value, str) else value
 
 
 def _quoted(path: Path) -> str:

@@ -1,0 +1,157 @@
+"""What analysts read: today's rulings across sources, changes by as-of date, typed history."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from conftest import FIXTURES, RAW, REALDATA
+
+import pipeline
+from pipeline import ingest
+from pipeline.publishing.today import stale_keys
+from pipeline.schema import STATE
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DAY = dt.date(2024, 2, 6)
+
+
+def _state(rows: list[tuple[str | None, str, dt.date | None, str]]) -> pa.Table:
+    """A state table of (card, source, as_of, text_hash) rows, the rest filled in."""
+    return pa.Table.from_pylist(
+        [
+            {"card": card, "source": source, "run": 1, "as_of": as_of, "source_path": source,
+             "position": i, "text_hash": text_hash, "effective_date": None, "rule_id": None,
+             "text": text_hash}
+            for i, (card, source, as_of, text_hash) in enumerate(rows)
+        ],
+        schema=STATE,
+    )  # fmt: skip
+
+
+def test_stale_keys_are_those_only_a_staler_source_carries() -> None:
+    """A text the freshest source also carries is fresh; one only the older source has is not."""
+    old, new = dt.date(2022, 4, 25), DAY
+    state = _state(
+        [
+            ("Rift Bolt", "mtgjson", old, "shared"),
+            ("Rift Bolt", "mtgjson", old, "old-wording"),
+            ("Rift Bolt", "dump", new, "shared"),
+            ("Rift Bolt", "dump", new, "new-wording"),
+            ("Other", "undated", None, "alone"),  # its only source: fresh, dated or not
+            (None, "comprules", new, "a-rule"),
+        ]
+    )
+    assert stale_keys(state) == {("old-wording", "Rift Bolt", None)}
+
+
+def test_an_undated_source_counts_as_the_stalest() -> None:
+    """Beside a dated source, a source without an as-of date is the staler one."""
+    state = _state([("X", "undated", None, "a"), ("X", "dated", dt.date(2001, 1, 1), "b")])
+    assert stale_keys(state) == {("a", "X", None)}
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    """A copy of the version-5 fixture (three runs of the seeds)."""
+    out = tmp_path / "normalized"
+    shutil.copytree(FIXTURES / "dataset-v5", out)
+    return out
+
+
+def test_rulings_today_in_pandas_and_duckdb(dataset: Path) -> None:
+    """rulings(today=True) is the current rulings with stale_source; the view agrees."""
+    ds = pipeline.open_dataset(dataset)
+    today = ds.rulings(today=True)
+    assert len(today) == len(ds.rulings())
+    assert today["stale_source"].dtype == pd.ArrowDtype(pa.bool_())
+    counts = today.groupby("card")["stale_source"].size().to_dict()
+    sql = "SELECT card, count(*) FROM rulings_today WHERE card IS NOT NULL GROUP BY card"
+    assert dict(ds.duckdb().sql(sql).fetchall()) == counts
+
+
+def test_changes_since_compares_the_as_of_date(dataset: Path) -> None:
+    """since= filters by the changes' as-of date; started_since= by the runs' start."""
+    ds = pipeline.open_dataset(dataset)
+    every = ds.changes()
+    latest = every["as_of"].max()
+    assert len(ds.changes(since=latest)) == int((every["as_of"] == latest).sum())
+    assert ds.changes(since=latest + dt.timedelta(days=1)).empty
+    assert ds.changes(since=str(latest)).equals(ds.changes(since=latest))
+    started = ds.runs()["started_at"].max().date()
+    assert len(ds.changes(started_since=started)) >= len(ds.changes(run=ds.last_run))
+    assert ds.changes(started_since=started + dt.timedelta(days=1)).empty
+
+
+def test_history_is_typed(dataset: Path) -> None:
+    """history() gives dates as Arrow dates and runs as int64, even in a column all null."""
+    history = pipeline.open_dataset(dataset).history("Rift Bolt")
+    assert not history.empty
+    assert history["effective_date"].dtype == pd.ArrowDtype(pa.date32())
+    assert history["as_of"].dtype == pd.ArrowDtype(pa.date32())
+    assert history["disappeared"].dtype == pd.ArrowDtype(pa.int64())
+    assert history["gone_as_of"].dtype == pd.ArrowDtype(pa.date32())
+
+
+@pytest.mark.skipif(not REALDATA.is_dir(), reason="needs ../shared/realdata")
+def test_rift_bolt_today_is_its_freshest_source(tmp_path: Path) -> None:
+    """The seed dump and the 2022 MTGJSON file both read Rift Bolt: the older wording is marked."""
+    raw, out = tmp_path / "raw", tmp_path / "normalized"
+    raw.mkdir()
+    shutil.copy(RAW / "001_ca7dd0badab20c1e.txt", raw / "rift-bolt.txt")
+    shutil.copy(REALDATA / "mtgjson-2022" / "TSP.json", raw / "TSP.json")
+    ingest([raw], out=out)
+    ds = pipeline.open_dataset(out)
+    today = ds.rulings(today=True, card="Rift Bolt")
+    state = ds._version.table("state").to_pandas()  # the truth to compare with
+    mine = state[state["card"] == "Rift Bolt"]
+    freshest = mine.groupby("source")["as_of"].max().idxmax()
+    fresh_texts = set(mine.loc[mine["source"] == freshest, "text_hash"])
+    assert set(today.loc[~today["stale_source"], "text_hash"]) == fresh_texts
+    assert today["stale_source"].any()
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Issue 38's runs: the seeds; the 22 MTGJSON files and the 2023-11-17 rules; 2024-02-06."""
+    if not REALDATA.is_dir():
+        pytest.skip("needs ../shared/realdata")
+    root = tmp_path_factory.mktemp("three-runs")
+    raw, out = root / "raw", root / "normalized"
+    shutil.copytree(RAW, raw)
+    ingest([raw], out=out)
+    for path in sorted((REALDATA / "mtgjson-2022").glob("*.json")):
+        shutil.copy(path, raw / path.name)
+    shutil.copy(REALDATA / "comprules" / "2023-11-17.txt", raw / "comprules.txt")
+    ingest([raw], out=out)
+    shutil.copy(REALDATA / "comprules" / "2024-02-06.txt", raw / "comprules.txt")
+    ingest([raw], out=out)
+    return out
+
+
+def test_three_runs_today_counts_a_card_once(three_runs: Path) -> None:
+    """Rift Bolt: the seed dump's 13 rulings today, the 2022 MTGJSON wordings marked stale."""
+    ds = pipeline.open_dataset(three_runs)
+    today = ds.rulings(today=True, card="Rift Bolt")
+    assert len(today) == len(ds.rulings(card="Rift Bolt"))
+    assert int((~today["stale_source"]).sum()) == 13  # the seed's rulings
+    assert today["stale_source"].any()
+    sql = "SELECT count(*) FROM rulings_today WHERE card = 'Rift Bolt' AND NOT stale_source"
+    assert ds.duckdb().sql(sql).fetchall() == [(13,)]
+
+
+def test_three_runs_changes_since_the_suspend_change(three_runs: Path) -> None:
+    """since="2024-02-02" keeps the changes as of that day or later, not every run's."""
+    ds = pipeline.open_dataset(three_runs)
+    every = ds.changes()
+    since = ds.changes(since="2024-02-02")
+    assert 0 < len(since) < len(every)
+    assert (since["as_of"] >= dt.date(2024, 2, 2)).all()
+    assert len(ds.changes(run=3)) <= len(since)
+    assert {"702.62a"} <= set(since["new_rule_id"].dropna())
