@@ -360,7 +360,8 @@ class _Bases:
     def of(self, stored: pa.Table) -> dict[int, pa.Table]:
         """The base parts of STORED, a part as stored; those no longer used are let go."""
         runs = {int(r) for r in pc.unique(stored["base_run"].drop_null()).to_pylist() if r}
-        self.held = {run: self.held.get(run) or self.read(run) for run in sorted(runs)}
+        self.held = {run: self.held[run] if run in self.held else self.read(run)
+                     for run in sorted(runs)}  # fmt: skip
         return self.held
 
     def read(self, run: int) -> pa.Table:
