@@ -27,6 +27,7 @@ from pipeline.folding.merge import (
     carry_rule_dates,
     known_languages,
     merge_rulings,
+    rules_by_number,
     texts_with_symbols,
 )
 from pipeline.folding.repair import repair
@@ -39,7 +40,7 @@ from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
 from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
-from pipeline.storage.carry import by_reference
+from pipeline.storage.carry import Content, by_reference
 from pipeline.storage.segments import groups
 from pipeline.storage.store import without_ruling_texts
 from pipeline.text.language import forget, remember
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 # The folder of a raw root whose files are card catalogs, not inputs (hidden: the reader
 # passes over it); `pipeline fetch` keeps Scryfall's oracle cards there.
 CATALOG_FOLDER = ".catalog"
+# The schema version whose rulings key rules by their number too (merge.rules_by_number).
+_RULES_BY_NUMBER = 7
 
 
 class Outcome(StrEnum):
@@ -451,11 +454,14 @@ def upgrade(out: Path) -> None:
 
     Schema version 3 and before kept sightings and changes as single files: they become
     one part per run, and the state of the last snapshots is built from the sightings.
-    Version 4 kept rulings and state as single files: they become segments. The other
-    tables are migrated as read.
+    Version 4 kept rulings and state as single files: they become segments. Before
+    version 7 a rule's key left out its number: the rules are folded again from their
+    sightings, one row per text and number. The other tables are migrated as read.
     """
     split_tables, partitioned = store.unsegmented(out), store.legacy(out)
-    if not split_tables and not partitioned:
+    version = store.segments_version(out, "rulings")
+    unnumbered = version is not None and version < _RULES_BY_NUMBER
+    if not split_tables and not partitioned and not unnumbered:
         return
     parts: dict[tuple[str, int], pa.Table] = {}
     if partitioned:
@@ -471,6 +477,10 @@ def upgrade(out: Path) -> None:
     else:
         state = store.read_table(out, "state")
     rulings = store.read_table(out, "rulings")
+    if unnumbered or split_tables:  # rules keyed by their text alone until version 7
+        numbered = Content(("rule_id",), lambda table: pc.is_valid(table["rule_id"]))
+        rules = store.read_table(out, "sightings", content=numbered)
+        rulings = with_current(rules_by_number(rulings.drop_columns(["current"]), rules), state)
     tables = {name: store.read_table(out, name) for name in store.VERSIONED
               if name not in SEGMENTED}  # fmt: skip
     whole = segments.plan(segments.Layout(), pa.array([], pa.string()))

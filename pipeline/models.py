@@ -116,7 +116,8 @@ class ParsedRuling(NamedTuple):
 
     The optional fields are for sources that say more than a text dump: the card of each
     ruling (a file of many cards), its oracle id, a rule number, the language the source
-    declares, and a finer source name (Scryfall's wotc / scryfall). A named tuple, as
+    declares, a finer source name (Scryfall's wotc / scryfall), and the set of the printing
+    (MTGJSON set files) with its release date. A named tuple, as
     `Sighting`: there is one per ruling read, and tuples are built several times faster
     than frozen dataclasses.
     """
@@ -130,6 +131,8 @@ class ParsedRuling(NamedTuple):
     rule_id: str | None = None
     lang: str | None = None
     source: str | None = None
+    set_code: str | None = None  # the set of the printing that gave it, and its release
+    set_released: dt.date | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +178,8 @@ class Sighting(NamedTuple):
     oracle_id: str | None = None
     rule_id: str | None = None
     fetched_at: str | None = None
+    set_code: str | None = None
+    set_released: dt.date | None = None
 
 
 class FileReport(NamedTuple):

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -25,6 +25,10 @@ _KEY_FIELDS: list[pa.Field[Any]] = [
     pa.field("card", pa.string()),
     pa.field("effective_date", pa.date32()),
 ]
+
+# What tells rulings apart: a rule's or glossary term's number is part of its identity, so a
+# text under two numbers is two rows (card rulings have none). Null parts compare equal.
+RULING_KEY = ("text_hash", "card", "effective_date", "rule_id")
 
 RULINGS = make_schema(
     [
@@ -61,6 +65,8 @@ SIGHTINGS = make_schema(
         pa.field("lang", pa.string(), nullable=False),
         pa.field("oracle_id", pa.string()),
         pa.field("rule_id", pa.string()),
+        pa.field("set_code", pa.string()),  # the set whose printing gave it (MTGJSON)
+        pa.field("set_released", pa.date32()),  # that set's release date
         pa.field("date_ambiguous", pa.bool_(), nullable=False),
         pa.field("symbol_gap", pa.bool_(), nullable=False),
         pa.field("repaired_from", pa.string()),
@@ -109,6 +115,8 @@ CHANGES = make_schema(
         pa.field("run", pa.int64(), nullable=False),
         pa.field("as_of", pa.date32()),
         pa.field("card", pa.string()),
+        pa.field("oracle_id", pa.string()),
+        pa.field("kind", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("change", pa.string(), nullable=False),
         pa.field("old_text_hash", pa.string()),
@@ -188,7 +196,7 @@ PARTITION_KEY = "run"
 SEGMENTED = ("rulings", "state")
 # The order of the rows of these two tables: the columns, and those whose nulls come first.
 ROW_ORDER: dict[str, tuple[list[str], list[str]]] = {
-    "rulings": (["card", "effective_date", "text_hash"], []),
+    "rulings": (["card", "effective_date", "text_hash", "rule_id"], []),
     "state": (["card", "source", "source_path", "position"],
               ["card", "source", "source_path", "position"]),
 }  # fmt: skip
@@ -272,6 +280,36 @@ def _v5_to_v6(name: str, table: pa.Table) -> pa.Table:
     return table
 
 
+def _v6_to_v7(name: str, table: pa.Table) -> pa.Table:
+    """Version 7: sightings say their set, changes their kind and card's oracle id.
+
+    Older sightings name no set. An older change's kind follows from its rule numbers, as
+    a new one's does; its oracle id is unknown. Rules are keyed by their number too from
+    version 7: ingest.upgrade() folds the rulings' rules again.
+    """
+    if name == "sightings" and "set_code" not in table.column_names:
+        table = table.append_column("set_code", pa.nulls(table.num_rows, pa.string()))
+        table = table.append_column("set_released", pa.nulls(table.num_rows, pa.date32()))
+    if name == "changes" and "kind" not in table.column_names:
+        table = table.append_column("oracle_id", pa.nulls(table.num_rows, pa.string()))
+        numbered = {"new_rule_id", "old_rule_id"} <= set(table.column_names)  # a column read?
+        numbers = pc.coalesce(table["new_rule_id"], table["old_rule_id"]) if numbered else None
+        kinds = pa.nulls(table.num_rows, pa.string()) if numbers is None else kinds_of(numbers)
+        table = table.append_column("kind", kinds)
+    return table
+
+
+_RULE_NUMBER = r"^\d{3}(\.\d+[a-z]*)?\.?$"  # 702, 702.62, 702.62a; glossary terms are words
+
+
+def kinds_of(rule_ids: Any) -> Any:  # noqa: ANN401 - an Arrow string column in and out
+    """Each row's kind from its rule number: a rule, a glossary term, or (none) a ruling."""
+    numbers = rule_ids.cast(pa.string())
+    rule = pc.fill_null(pc.match_substring_regex(numbers, _RULE_NUMBER), False)  # noqa: FBT003
+    named = pc.if_else(rule, pa.scalar("rule"), pa.scalar("glossary"))
+    return pc.if_else(pc.is_valid(numbers), named, pa.scalar("ruling"))
+
+
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.
 MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {
     1: _v1_to_v2,
@@ -279,6 +317,7 @@ MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
+    6: _v6_to_v7,
 }
 
 

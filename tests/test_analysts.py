@@ -48,13 +48,13 @@ def test_stale_keys_are_those_only_a_staler_source_carries() -> None:
             (None, "comprules", new, "a-rule"),
         ]
     )
-    assert stale_keys(state) == {("old-wording", "Rift Bolt", None)}
+    assert stale_keys(state) == {("old-wording", "Rift Bolt", None, None)}  # its key, no number
 
 
 def test_an_undated_source_counts_as_the_stalest() -> None:
     """Beside a dated source, a source without an as-of date is the staler one."""
     state = _state([("X", "undated", None, "a"), ("X", "dated", dt.date(2001, 1, 1), "b")])
-    assert stale_keys(state) == {("a", "X", None)}
+    assert stale_keys(state) == {("a", "X", None, None)}
 
 
 @pytest.fixture

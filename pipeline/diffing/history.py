@@ -21,7 +21,7 @@ from pipeline.diffing.diff import (
 )
 from pipeline.folding.merge import KEY
 from pipeline.keys import Groups, codes, first_rows
-from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory
+from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory, kinds_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -62,9 +62,8 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     changes: list[Change] = []
     for snap, (card, source, versions) in sorted(read.items(), key=_by_card_and_source):
         changes += compare(old[snap][2], versions, card=card, source=source)
-    return _in_order(
-        changes_table(changes, run), new, first_rows(new, _FIRST_KEYS, where=pc.invert(known)), run
-    )
+    additions = first_rows(new, _FIRST_KEYS, where=pc.invert(known))
+    return _described(_in_order(changes_table(changes, run), new, additions, run), [new, before])
 
 
 def snapshot_codes(tables: list[pa.Table]) -> list[Any]:
@@ -124,6 +123,32 @@ def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.
         changes = changes.take(pc.sort_indices(order))  # a stable sort: each part's order stays
     del parts
     return changes, next_state(state, pa.concat_tables(latest)), new.filter(late)
+
+
+def _described(changes: pa.Table, known: list[pa.Table]) -> pa.Table:
+    """CHANGES with their kind, from their rule numbers, and their card's oracle id.
+
+    The oracle id is the first KNOWN gives the card (the run's sightings, then the earlier
+    ones): a change of no card has none.
+    """
+    rule_ids = pc.coalesce(changes["new_rule_id"], changes["old_rule_id"])
+    field = _HELD.field("kind")
+    changes = changes.set_column(
+        _HELD.get_field_index("kind"), field, kinds_of(rule_ids).cast(field.type)
+    )
+    if not changes.num_rows:
+        return changes
+    named = [t.select(["card", "oracle_id"]) for t in known]
+    named = [kept(t, pc.and_(pc.is_valid(t["card"]), pc.is_valid(t["oracle_id"]))) for t in named]
+    oracle: dict[str, str] = {}
+    for table in named:
+        firsts = table.take(first_rows(table, ["card"]))
+        for card, found in zip(listed(firsts["card"]), listed(firsts["oracle_id"]), strict=True):
+            oracle.setdefault(card, found)
+    ids = lookup(changes["card"].cast(pa.string()), oracle) if oracle else None
+    if ids is None:
+        return changes
+    return replace_column(changes, "oracle_id", ids.cast(_HELD.field("oracle_id").type))
 
 
 _NO_DATE = dt.date.min  # an undated version (read before as-of dates were kept) comes first

@@ -11,22 +11,22 @@ import pyarrow.compute as pc
 from pipeline.columns import distinct_texts, listed, lookup, replace_column, strings
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.reading.sightings import RULING_TEXT
-from pipeline.schema import ROW_ORDER, RULINGS, in_memory, make_schema
+from pipeline.schema import ROW_ORDER, RULING_KEY, RULINGS, in_memory, make_schema
 from pipeline.text.language import detect_language, remembered
 from pipeline.text.normalize import SYMBOL_PATTERN
 
-KEY = ["text_hash", "card", "effective_date"]
+KEY = list(RULING_KEY)
 # Rulings are ordered by these, ascending; nulls (unknown card, undated) sort last.
 _ORDER, _ = ROW_ORDER["rulings"]
 # The rulings columns merge_rulings() builds; `current` is added from the snapshots.
 MERGED = [name for name in RULINGS.names if name != "current"]
 _MERGED_SCHEMA = pa.schema([in_memory("rulings").field(name) for name in MERGED])
-_FIRST = ["card_printed", "oracle_id", "rule_id", "text", "lang", "kind"]
+_FIRST = ["card_printed", "oracle_id", "text", "lang", "kind"]
 _COUNTERS = ["first_run", "last_run", "sightings"]
 
 
 def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
-    """Fold new sightings into the rulings: one row per (text_hash, card, effective_date).
+    """Fold new sightings into the rulings: one row per key (schema.RULING_KEY).
 
     Null key parts compare equal. Descriptive columns come from the earliest sighting
     (existing rows first, then new ones in source-path and position order), so the
@@ -52,6 +52,23 @@ def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
         column = pa.array(keys.reduce(combined[name], how), _MERGED_SCHEMA.field(name).type)
         merged = replace_column(merged, name, column)
     return merged
+
+
+def rules_by_number(rulings: pa.Table, rule_sightings: pa.Table) -> pa.Table:
+    """RULINGS with their rules and glossary terms folded again from RULE_SIGHTINGS.
+
+    Before schema version 7 a rule's key left out its number, so a text under two numbers
+    was one row, numbered as first seen. The numbered rows are dropped and folded afresh
+    from every sighting of a number (their texts those of their hashes), which gives one
+    row per text and number; the card rulings stay as they were. `current` is dropped:
+    history.with_current() computes it again.
+    """
+    texts = rulings.select(["text_hash", "text"]).take(first_rows(rulings, ["text_hash"]))
+    by_hash = dict(zip(strings(texts["text_hash"]), strings(texts["text"]), strict=True))
+    fresh = rule_sightings.filter(pc.is_valid(rule_sightings["rule_id"]))
+    fresh = fresh.append_column(RULING_TEXT, lookup(fresh["text_hash"], by_hash))
+    kept = rulings.filter(pc.is_null(rulings["rule_id"]))
+    return merge_rulings(kept, fresh)
 
 
 def texts_with_symbols(rulings: pa.Table) -> list[str]:

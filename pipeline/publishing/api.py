@@ -14,7 +14,14 @@ import pyarrow.parquet as pq
 
 from pipeline.publishing.dataset import load_history, require_dataset
 from pipeline.publishing.today import rulings_today
-from pipeline.schema import FILE_COLUMNS, PARTITION_KEY, PARTITIONED, TABLES, make_schema
+from pipeline.schema import (
+    CARRY_COLUMNS,
+    FILE_COLUMNS,
+    PARTITION_KEY,
+    PARTITIONED,
+    TABLES,
+    make_schema,
+)
 from pipeline.storage import store
 from pipeline.storage.carry import of_cards
 
@@ -173,8 +180,9 @@ class Dataset:
                     continue
                 pattern = _quoted(store.path_of(self.path, name) / "*" / store.PART)
                 source = (
-                    f"read_parquet({pattern}, hive_partitioning = true, union_by_name = true, "
-                    f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run}"
+                    f"(SELECT {_part_columns(self.path, name)} FROM read_parquet({pattern}, "  # noqa: S608
+                    "hive_partitioning = true, union_by_name = true, "
+                    f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run})"
                 )
             else:  # one file or a folder of segments, whatever version wrote it: as it is
                 found = store.path_of(version.base, name)
@@ -194,6 +202,42 @@ class Dataset:
         return connection
 
 
+# A change's kind where its part is older than the column: from its rule numbers, as
+# schema.kinds_of() gives it.
+_KIND_OF_NUMBER = (
+    "CASE WHEN coalesce(new_rule_id, old_rule_id) IS NULL THEN 'ruling' "
+    r"WHEN regexp_full_match(coalesce(new_rule_id, old_rule_id), '\d{3}(\.\d+[a-z]*)?\.?') "
+    "THEN 'rule' ELSE 'glossary' END"
+)
+
+
+def _part_columns(out: Path, name: str) -> str:
+    """The SELECT list of table NAME's parts: every column, as null where no part has it.
+
+    Parts are written in run order, so the last has every column any part has; columns
+    newer than it are null (a change's kind follows from its rule numbers), and the
+    columns of carried rows are kept where it has them.
+    """
+    last = store.part_path(out, name, store.part_runs(out, name)[-1])
+    present = {*pq.read_schema(last).names, PARTITION_KEY}
+    listed = []
+    for field in TABLES[name]:
+        column = f'"{field.name}"'
+        if name == "changes" and field.name == "kind":
+            listed.append(f"coalesce({column}, {_KIND_OF_NUMBER}) AS kind" if field.name in
+                          present else f"{_KIND_OF_NUMBER} AS kind")  # fmt: skip
+        elif field.name in present:
+            listed.append(column)
+        else:
+            listed.append(f"CAST(NULL AS {_SQL_TYPES[str(field.type)]}) AS {column}")
+    listed += [f'"{c}"' for c in CARRY_COLUMNS if name == "sightings" and c in present]
+    return ", ".join(listed)
+
+
+_SQL_TYPES = {"string": "VARCHAR", "date32[day]": "DATE", "int64": "BIGINT", "bool": "BOOLEAN",
+              "double": "DOUBLE"}  # fmt: skip
+
+
 def _carries(out: Path) -> bool:
     """Whether the last sightings part has the columns of carried rows (schema version 6)."""
     last = store.part_path(out, "sightings", store.part_runs(out, "sightings")[-1])
@@ -206,7 +250,7 @@ def _sightings_view(source: str, carries: bool) -> str:  # noqa: FBT001
     If some part CARRIES rows (storage/carry.py), each carried row becomes the sightings it
     stands for: the base run's rows of the same file from `base_position` on, with the
     carried row's run, file columns and positions. Each text left out on disk is then taken
-    from the ruling of the row's key.
+    from a ruling of the row's text hash: the text that hash is of.
     """
     names = TABLES["sightings"].names
     stored = f"SELECT * FROM {source}"  # noqa: S608 - our SQL, a quoted path
@@ -230,14 +274,11 @@ def _sightings_view(source: str, carries: bool) -> str:  # noqa: FBT001
         "coalesce(s.text, r.text) AS text" if column == "text" else f's."{column}"'
         for column in names
     )
-    same_key = " AND ".join(
-        f"s.{part} IS NOT DISTINCT FROM r.{part}"
-        for part in ("text_hash", "card", "effective_date")
-    )
     # The path is quoted and the rest is ours: no injection.
     return (
         f"CREATE VIEW sightings AS SELECT {columns} FROM ({stored}) AS s "  # noqa: S608
-        f"LEFT JOIN rulings AS r ON {same_key} "
+        "LEFT JOIN (SELECT DISTINCT ON (text_hash) text_hash, text FROM rulings) AS r "
+        "ON s.text IS NULL AND s.text_hash = r.text_hash "
         "ORDER BY s.run, s.source_path, s.position"
     )
 

@@ -17,8 +17,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import listed
+from pipeline.schema import RULING_KEY
 
-_KEY = ("text_hash", "card", "effective_date")
+_KEY = RULING_KEY
+_CARD = RULING_KEY.index("card")
 _OLDEST = dt.date.min  # a source without an as-of date counts as the stalest
 
 
@@ -35,18 +37,18 @@ def stale_keys(state: pa.Table) -> set[tuple[Any, ...]]:
     """
     as_of: dict[tuple[Any, Any], dt.date] = {}
     rows = _rows(state, (*_KEY, "source", "as_of"))
-    for _hash, card, _date, source, day in rows:
+    for *key, source, day in rows:
+        card = key[_CARD]
         as_of[card, source] = max(as_of.get((card, source), _OLDEST), day or _OLDEST)
     latest: dict[Any, dt.date] = defaultdict(lambda: _OLDEST)
     for (card, _source), day in as_of.items():
         latest[card] = max(latest[card], day)
     fresh: set[tuple[Any, ...]] = set()
     seen: set[tuple[Any, ...]] = set()
-    for text_hash, card, date, source, _day in rows:
-        key = (text_hash, card, date)
-        seen.add(key)
-        if as_of[card, source] == latest[card]:
-            fresh.add(key)
+    for *key, source, _day in rows:
+        seen.add(tuple(key))
+        if as_of[key[_CARD], source] == latest[key[_CARD]]:
+            fresh.add(tuple(key))
     return seen - fresh
 
 

@@ -117,6 +117,8 @@ def extract(
                 oracle_id=ruling.oracle_id,
                 rule_id=ruling.rule_id,
                 fetched_at=doc.hints.fetched_at,
+                set_code=ruling.set_code,
+                set_released=ruling.set_released,
             )
 
     result.sightings = rows()

@@ -55,7 +55,8 @@ CURRENT = ".current"
 PART = "part-0.parquet"
 # The tables rewritten by each run: one file, or a folder of segments, per version.
 VERSIONED = tuple(name for name in TABLES if name not in PARTITIONED)
-_KEY = ["text_hash", "card", "effective_date"]
+# A sighting's left-out text is its ruling's: the text its hash is of, whatever the row.
+_KEY = ["text_hash"]
 _RUN_FOLDER = re.compile(rf"{PARTITION_KEY}=([1-9][0-9]*)")
 
 
@@ -474,6 +475,16 @@ def outdated(out: Path) -> list[str]:
     return stale
 
 
+def segments_version(out: Path, name: str) -> int | None:
+    """The oldest schema version of table NAME's segments in force (None: no segments).
+
+    A run rewrites only the segments it changes, so versions may differ between them.
+    """
+    folder = pinned(out)
+    paths = [segment_path(folder, name, seg) for seg in segment_ids(folder, name)]
+    return min((_version(path, pq.read_schema(path)) for path in paths), default=None)
+
+
 def unsegmented(out: Path) -> list[str]:
     """Segmented tables still kept as one file (schema version 4 and before)."""
     folder = pinned(out)
@@ -496,7 +507,7 @@ def _version(path: Path, schema: pa.Schema) -> int:
 
 
 def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
-    """SIGHTINGS with `text` null where it is the text of the ruling the row is keyed to.
+    """SIGHTINGS with `text` null where it is the text of its hash's ruling.
 
     A re-read of an unchanged ruling then costs its key and position, not its text again;
     store.read_table() puts the texts back (see with_ruling_texts).
@@ -518,7 +529,7 @@ def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
 
 
 def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
-    """SIGHTINGS with each null `text` taken from the ruling the row is keyed to."""
+    """SIGHTINGS with each null `text` taken from a ruling of the row's text hash."""
     if not sightings["text"].null_count:
         return sightings
     texts = _ruling_texts(sightings, rulings)
@@ -527,7 +538,7 @@ def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
 
 
 def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
-    """The text of the ruling each row of SIGHTINGS is keyed to (null if none is).
+    """The text of each row of SIGHTINGS' text hash, from RULINGS (null if none has it).
 
     Of many rulings only those of SIGHTINGS' text hashes are keyed, and only the texts
     taken are decoded: a card's sightings in one part are a few rows among every ruling.
@@ -544,7 +555,7 @@ def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN40
 
 
 def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
-    """The row of RULINGS each row of SIGHTINGS is keyed to (null if none is)."""
+    """A row of RULINGS of each row of SIGHTINGS' text hash (null if none has it)."""
     sighting_codes, ruling_codes = codes([sightings.select(_KEY), rulings.select(_KEY)], _KEY)
     return pc.index_in(sighting_codes, value_set=ruling_codes)
 

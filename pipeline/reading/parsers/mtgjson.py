@@ -11,14 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from enum import StrEnum
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache, partial
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pipeline.models import Kind, Layout, ParsedDocument, ParsedRuling, RawDocument
 from pipeline.reading.parsers._json import events, items, kvitems, scalar_before, top_level
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 LAYOUT = Layout.MTGJSON
 # A set file's other lists of objects: not AtomicCards entries named "tokens".
@@ -74,35 +74,84 @@ def shape(doc: RawDocument) -> Shape | None:
     return None
 
 
+class SetInfo(NamedTuple):
+    """A set's code and release date, as its set object gives them (None: not given)."""
+
+    code: str | None = None
+    released: dt.date | None = None
+
+
+_NO_SET = SetInfo()
+# A group of cards and how to learn their set: called only by those who want it, since a
+# set file names its code and date after its cards (a second pass over the file).
+Group = tuple["Callable[[], SetInfo]", "Iterable[dict[str, Any]]"]
+
+
 def sets(doc: RawDocument) -> Iterator[Iterable[dict[str, Any]]]:
     """The card objects of the file, a set at a time (one group for a set or AtomicCards)."""
+    for _, group in groups(doc):
+        yield group
+
+
+def groups(doc: RawDocument) -> Iterator[Group]:
+    """The file's groups of cards (sets(), in order), each with its set's code and date."""
     found = shape(doc)
     if found is Shape.SET:
-        yield (c for c in items(doc, "cards.item") if isinstance(c, dict))
+        cards = (c for c in items(doc, "cards.item") if isinstance(c, dict))
+        yield partial(_set_info, doc, ""), cards
     elif found is Shape.ALL_SETS:
         for _, value in kvitems(doc, ""):
-            yield _set_cards(value)
+            yield partial(_info_of, value), _set_cards(value)
     elif found is Shape.WRAPPED:
         yield from _wrapped(doc)
 
 
-def _wrapped(doc: RawDocument) -> Iterator[Iterable[dict[str, Any]]]:
+def _wrapped(doc: RawDocument) -> Iterator[Group]:
     """The groups of a v5 file: its set's cards, each AllPrintings set's, AtomicCards'."""
     atomic: list[dict[str, Any]] = []  # AtomicCards' entries, one per name
     for key, value in kvitems(doc, "data"):
         if key == "cards" and isinstance(value, list):  # a set file
-            yield (c for c in value if isinstance(c, dict))
+            yield partial(_set_info, doc, "data."), (c for c in value if isinstance(c, dict))
         elif isinstance(value, dict) and isinstance(value.get("cards"), list):  # AllPrintings
-            yield _set_cards(value)
+            yield partial(_info_of, value), _set_cards(value)
         elif key in _SET_LISTS:
             continue
         elif isinstance(value, list) and value and isinstance(value[0], dict):  # AtomicCards
             atomic.append({**value[0], "name": key})
             if len(atomic) >= _ATOMIC_GROUP:
-                yield atomic
+                yield _no_set, atomic
                 atomic = []
     if atomic:
-        yield atomic
+        yield _no_set, atomic
+
+
+def _no_set() -> SetInfo:
+    return _NO_SET  # AtomicCards: a card of every printing, of no one set
+
+
+def _info_of(value: dict[str, Any]) -> SetInfo:
+    """The code and release date of a set object held whole."""
+    return _set(value.get("code"), value.get("releaseDate"))
+
+
+def _set_info(doc: RawDocument, prefix: str) -> SetInfo:
+    """The code and release date of the set object at PREFIX, from one pass over DOC."""
+    wanted = {f"{prefix}code": "code", f"{prefix}releaseDate": "released"}
+    found: dict[str, Any] = {}
+    for where, event, value in events(doc):
+        if where in wanted and event == "string":
+            found[wanted[where]] = value
+            if len(found) == len(wanted):
+                break
+    return _set(found.get("code"), found.get("released"))
+
+
+def _set(code: object, released: object) -> SetInfo:
+    try:
+        day = dt.date.fromisoformat(released) if isinstance(released, str) else None
+    except ValueError:
+        day = None  # a date MTGJSON never prints: the set is still named
+    return SetInfo(code if isinstance(code, str) and code else None, day)
 
 
 _ATOMIC_GROUP = 1024  # AtomicCards entries handed on at once: names are unique there
@@ -183,10 +232,13 @@ def parse(doc: RawDocument) -> ParsedDocument:
 
     def rulings() -> Iterator[ParsedRuling]:
         position, named = 0, False
-        for group in sets(doc):
+        for info, group in groups(doc):
             seen: dict[str, set[tuple[str, str | None]]] = {}
+            known: SetInfo | None = None
             for ruling in _rulings(group, seen, warnings):
-                yield ruling._replace(position=position)
+                known = known or info()  # once a set has a ruling
+                code = known.code or ruling.set_code  # a v5 card's setCode
+                yield ruling._replace(position=position, set_code=code, set_released=known.released)
                 position += 1
             named = named or bool(seen)
         if not named:
@@ -224,4 +276,6 @@ def _rulings(
             if not text.strip():
                 warnings.append(f"{name}: a ruling without text is skipped")
                 continue
-            yield ParsedRuling(0, text, when, Kind.RULING, name, oracle_id(card), lang="en")
+            code = card.get("setCode")
+            yield ParsedRuling(0, text, when, Kind.RULING, name, oracle_id(card), lang="en",
+                               set_code=code if isinstance(code, str) else None)  # fmt: skip
