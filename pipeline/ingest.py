@@ -30,6 +30,7 @@ from pipeline.folding.merge import (
     rules_by_number,
     texts_with_symbols,
 )
+from pipeline.folding.names import aliases, english_names, learned, renamed
 from pipeline.folding.repair import repair
 from pipeline.folding.translate import LINK_COLUMNS, has_work, update_translations
 from pipeline.keys import first_rows
@@ -46,7 +47,7 @@ from pipeline.storage.store import without_ruling_texts
 from pipeline.text.language import forget, remember
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
 # The folder of a raw root whose files are card catalogs, not inputs (hidden: the reader
@@ -305,8 +306,14 @@ def _stored(
     """
     as_of = {report.source_path: report.as_of for r in results.values() for report in r.reports
              if report.as_of is not None}  # fmt: skip
-    named, catalog_warnings = apply_catalog(dated(pool.collect(), as_of), catalog)
-    loaded = _Loaded.of(out, named)
+    # Translated names the files give, with those known before: a card one name (names.py).
+    found = [local for r in results.values() for report in r.reports for local in report.names]
+    known = store.read_table(out, "names")
+    names = learned(known, found, run)
+    english = english_names(names)
+    read = renamed(dated(pool.collect(), as_of), english)
+    named, catalog_warnings = apply_catalog(read, catalog)
+    loaded = _Loaded.of(out, named, english)
     own = kept(loaded.rulings, pc.is_in(groups(loaded.rulings), value_set=pc.unique(groups(named))))
     new, fold_warnings = _fold(named, own)
     del named
@@ -321,6 +328,8 @@ def _stored(
     )
     warnings = [*fold_warnings, *catalog_warnings, *late_warnings]
     new_keys = merged.num_rows - loaded.rulings.num_rows
+    if names is not known:  # some learned
+        tables["names"] = names
     return _Stored(new.num_rows, new_keys, warnings, tables, parts, rewritten)
 
 
@@ -346,10 +355,21 @@ class _Loaded:
     state: pa.Table
 
     @staticmethod
-    def of(out: Path, sightings: pa.Table) -> _Loaded:
-        """Load the segments that hold the cards of SIGHTINGS, a run's rows once named."""
+    def of(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> _Loaded:
+        """Load the segments that hold the cards of SIGHTINGS, a run's rows once named.
+
+        Cards stored under a translated name ENGLISH knows are loaded too, with their
+        English names', and re-keyed: each card lives in one segment.
+        """
         base = store.pinned(out)
-        chosen = segments.plan(segments.Layout.of(store.read_layout(base)), groups(sightings))
+        layout = segments.Layout.of(store.read_layout(base))
+        stored = {str(c) for held in layout.members.values() for c in held.to_pylist()}
+        moved = aliases(stored, english)
+        wanted = pa.concat_arrays([
+            groups(sightings).combine_chunks(), pa.array(sorted({*moved, *moved.values()}),
+                                                         pa.string()),
+        ])  # fmt: skip
+        chosen = segments.plan(layout, wanted)
         tables = [
             pa.concat_tables(
                 [in_memory(name).empty_table(),
@@ -357,6 +377,8 @@ class _Loaded:
             )
             for name in SEGMENTED
         ]  # fmt: skip
+        if moved:
+            tables = [renamed(table, english) for table in tables]
         rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
         return _Loaded(base, chosen, rulings, state)
 

@@ -135,6 +135,15 @@ class ParsedRuling(NamedTuple):
     set_released: dt.date | None = None
 
 
+class LocalName(NamedTuple):
+    """A card's printed name in another language, as a source pairs it with the English one."""
+
+    name: str  # as printed: "Dichotomagie"
+    lang: str  # ISO 639-1, as `lang` columns hold it
+    card: str  # the English name: "Dichotomancy"
+    oracle_id: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedDocument:
     """What a parser returns for one document.
@@ -152,6 +161,9 @@ class ParsedDocument:
     source: str | None = None
     may_be_empty: bool = False  # a card page with no rulings is a page, not an error
     as_of: dt.date | None = None  # the date the document says it is a version of
+    # The cards' translated names the document gives (MTGJSON foreignData); may grow while
+    # a lazy `rulings` is consumed, as `warnings` may.
+    names: list[LocalName] = field(default_factory=list)
 
 
 class Sighting(NamedTuple):
@@ -199,3 +211,4 @@ class FileReport(NamedTuple):
     mtime_ns: int | None = None
     as_of: dt.date | None = None  # the version's date (pipeline.reading.asof), for stored files
     as_of_origin: AsOfOrigin | None = None
+    names: tuple[LocalName, ...] = ()  # translated card names the file gives (not stored here)

@@ -170,6 +170,18 @@ TRANSLATIONS = make_schema(
     ]
 )
 
+# Cards' printed names in other languages, learned from the files read (MTGJSON
+# foreignData): what a translated title is re-keyed by (pipeline.folding.names).
+NAMES = make_schema(
+    [
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("lang", pa.string(), nullable=False),
+        pa.field("card", pa.string(), nullable=False),
+        pa.field("oracle_id", pa.string()),
+        pa.field("first_run", pa.int64(), nullable=False),
+    ]
+)
+
 # A sightings part may write a run of sightings that repeat an earlier run's as one row
 # (storage/carry.py): `carried` sightings from `position` on, equal but for the columns of
 # their file (FILE_COLUMNS) to those of run `base_run` from `base_position` on. Such a
@@ -185,6 +197,7 @@ TABLES: dict[str, pa.Schema] = {
     "changes": CHANGES,
     "state": STATE,
     "translations": TRANSLATIONS,
+    "names": NAMES,
 }
 # Append-only tables: a Hive-partitioned folder, one part per run
 # (`sightings/run=42/part-0.parquet`), whose files hold every column but `run`: readers

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -75,10 +76,12 @@ def _plain(kind: pa.DataType) -> str:
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two runs of the seeds: every table holds rows."""
-    out = tmp_path_factory.mktemp("dictionary") / "normalized"
-    raw = ROOT / "raw"
-    ingest([raw], out=out)
+    """Two runs of the seeds, the first with an MTGJSON file: every table holds rows."""
+    base = tmp_path_factory.mktemp("dictionary")
+    out, raw, mtgjson = base / "normalized", ROOT / "raw", base / "mtgjson"
+    mtgjson.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "raw" / "mtgjson-tsp-rift-bolt.json", mtgjson)
+    ingest([raw, mtgjson], out=out)
     ingest([raw], out=out, rehash=True)
     return out
 

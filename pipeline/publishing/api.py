@@ -12,7 +12,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.publishing.dataset import load_history, require_dataset
+from pipeline.columns import strings
+from pipeline.folding.names import renamed
+from pipeline.publishing.dataset import card_sightings, english_of, load_history, require_dataset
 from pipeline.publishing.today import rulings_today
 from pipeline.schema import (
     CARRY_COLUMNS,
@@ -23,7 +25,7 @@ from pipeline.schema import (
     make_schema,
 )
 from pipeline.storage import store
-from pipeline.storage.carry import of_cards
+from pipeline.text.normalize import card_key
 
 if TYPE_CHECKING:
     import duckdb
@@ -110,10 +112,15 @@ class Dataset:
         return rulings_today(self._table("rulings"), self._version.table("state"))
 
     def sightings(self, *, card: str | None = None) -> pd.DataFrame:
-        """Every ruling read, in every run; of one CARD only if given."""
+        """Every ruling read, in every run; of one CARD only if given.
+
+        A sighting stored under a translated name before a run learned the card's English
+        name comes with the English name, as the rulings are.
+        """
         if card is None:
-            return _frame(self._table("sightings"))
-        return _frame(self._table("sightings", content=of_cards([card])))
+            english = english_of(self._version)
+            return _frame(renamed(self._table("sightings"), english))
+        return _frame(card_sightings(self._version, card).cast(TABLES["sightings"]))
 
     def changes(
         self,
@@ -134,7 +141,7 @@ class Dataset:
             runs = self._table("runs").to_pylist()
             later = [r["run"] for r in runs if r["started_at"].date() >= day]
             chosen = later if chosen is None else [r for r in chosen if r in later]
-        table = self._table("changes", runs=chosen)
+        table = renamed(self._table("changes", runs=chosen), english_of(self._version))
         if since is not None:
             table = table.filter(pc.field("as_of") >= pa.scalar(_day(since), pa.date32()))
         if rule_changes_only:
@@ -172,6 +179,9 @@ class Dataset:
         connection = duckdb.connect()
         version = self._version
         connection.from_arrow(self._today()).create_view("rulings_today")
+        aliases = _aliases(version)
+        connection.from_arrow(aliases).create_view("card_aliases")
+        renames = bool(aliases.num_rows)
         for name in TABLES:
             columns = ", ".join(f'"{column}"' for column in TABLES[name].names)
             if name in PARTITIONED and not store.legacy(self.path, version.base):
@@ -195,8 +205,11 @@ class Dataset:
                 connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
                 continue
             if name == "sightings":  # carried rows expanded, left-out texts their ruling's
-                connection.execute(_sightings_view(source, _carries(self.path)))
+                connection.execute(_sightings_view(source, _carries(self.path), renames))
                 continue
+            if name == "changes" and renames:  # stored under a name since learned as translated
+                columns = columns.replace('"card"', "coalesce(a.english, c.card) AS card")
+                source += " AS c LEFT JOIN card_aliases AS a ON a.alias = c.card"
             # Names are our tables' and columns', paths are quoted: no injection.
             connection.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")  # noqa: S608
         return connection
@@ -244,7 +257,20 @@ def _carries(out: Path) -> bool:
     return "carried" in pq.read_schema(last).names
 
 
-def _sightings_view(source: str, carries: bool) -> str:  # noqa: FBT001
+def _aliases(version: store.Version) -> pa.Table:
+    """Each translated card name the runs learned (`alias`), with its `english` name."""
+    names = version.table("names")
+    english = english_of(version)
+    pairs = sorted({(n, english[card_key(n)]) for n in strings(names["name"])
+                    if card_key(n) in english})  # fmt: skip
+    return pa.table({"alias": [a for a, _ in pairs], "english": [e for _, e in pairs]},
+                    schema=_ALIASES)  # fmt: skip
+
+
+_ALIASES = make_schema([pa.field("alias", pa.string()), pa.field("english", pa.string())])
+
+
+def _sightings_view(source: str, carries: bool, renames: bool = False) -> str:  # noqa: FBT001, FBT002
     """The DuckDB view of the sightings parts of SOURCE (a read_parquet() of them).
 
     If some part CARRIES rows (storage/carry.py), each carried row becomes the sightings it
@@ -271,14 +297,17 @@ def _sightings_view(source: str, carries: bool) -> str:  # noqa: FBT001
             "AND w.position = c.base_position + c.k"
         )
     columns = ", ".join(
-        "coalesce(s.text, r.text) AS text" if column == "text" else f's."{column}"'
+        "coalesce(s.text, r.text) AS text" if column == "text"
+        else "coalesce(a.english, s.card) AS card" if column == "card" and renames
+        else f's."{column}"'
         for column in names
-    )
+    )  # fmt: skip
+    aliased = " LEFT JOIN card_aliases AS a ON a.alias = s.card" if renames else ""
     # The path is quoted and the rest is ours: no injection.
     return (
         f"CREATE VIEW sightings AS SELECT {columns} FROM ({stored}) AS s "  # noqa: S608
         "LEFT JOIN (SELECT DISTINCT ON (text_hash) text_hash, text FROM rulings) AS r "
-        "ON s.text IS NULL AND s.text_hash = r.text_hash "
+        f"ON s.text IS NULL AND s.text_hash = r.text_hash{aliased} "
         "ORDER BY s.run, s.source_path, s.position"
     )
 

@@ -20,6 +20,7 @@ from pipeline.diffing.history import (
 )
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
+from pipeline.folding.names import english_names, renamed
 from pipeline.publishing.changelog import (
     Changeset,
     changeset,
@@ -180,8 +181,25 @@ _HISTORY_COLUMNS = [
 
 
 def _history_of(version: store.Version, card: str) -> list[HistoryEntry]:
-    sightings = version.table("sightings", content=of_cards([card]))
+    sightings = card_sightings(version, card)
     return card_history(sightings, card)
+
+
+def english_of(version: store.Version) -> dict[str, str]:
+    """card_key(translated name) -> English name, as the runs learned them (folding.names)."""
+    return english_names(version.table("names"))
+
+
+def card_sightings(version: store.Version, card: str) -> pa.Table:
+    """CARD's sightings, with those stored before a run learned a translated name was CARD's.
+
+    Parts are never rewritten: a sighting keeps the card it was stored under, and is
+    given its English name as it is read.
+    """
+    names = version.table("names")
+    english = english_names(names)
+    cards = [card, *(n for n in strings(names["name"]) if english.get(card_key(n)) == card)]
+    return renamed(version.table("sightings", content=of_cards(cards)), english)
 
 
 def _with_originals(

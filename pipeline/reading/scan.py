@@ -218,6 +218,7 @@ def _read(job: ScanJob, doc: RawDocument | InputError) -> _Read:
         mtime_ns=job.file.mtime_ns,
         as_of=as_of.date if as_of else None,
         as_of_origin=as_of.origin if as_of else None,
+        names=tuple(parsed.names),
     )
     return _Read(report, extraction.ambiguous, found)
 

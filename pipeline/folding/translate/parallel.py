@@ -6,24 +6,12 @@ import json
 from typing import TYPE_CHECKING, NamedTuple
 
 from pipeline.errors import InputError
+from pipeline.reading.parsers.mtgjson import LANGUAGES as MTGJSON_LANGUAGES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-# MTGJSON's foreignData language names, as the `lang` codes the rulings table uses.
-MTGJSON_LANGUAGES = {
-    "German": "de",
-    "Spanish": "es",
-    "French": "fr",
-    "Italian": "it",
-    "Japanese": "ja",
-    "Korean": "ko",
-    "Portuguese (Brazil)": "pt",
-    "Russian": "ru",
-    "Chinese Simplified": "zh",
-    "Chinese Traditional": "zh",
-}
 # Sets kept out of the lexicon: DEV tunes the linker's thresholds, TEST is reported.
 DEV_SETS = ("MID", "STX")
 TEST_SETS = ("KHM", "NEO", "PLC", "VOW")

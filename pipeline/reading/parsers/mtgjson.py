@@ -14,7 +14,14 @@ from enum import StrEnum
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pipeline.models import Kind, Layout, ParsedDocument, ParsedRuling, RawDocument
+from pipeline.models import (
+    Kind,
+    Layout,
+    LocalName,
+    ParsedDocument,
+    ParsedRuling,
+    RawDocument,
+)
 from pipeline.reading.parsers._json import events, items, kvitems, scalar_before, top_level
 
 if TYPE_CHECKING:
@@ -38,6 +45,21 @@ class Shape(StrEnum):
     WRAPPED = "wrapped"  # v5: {"meta": …, "data": a set, AllPrintings or AtomicCards}
     SET = "set"  # a v3/v4 set file: the set object itself
     ALL_SETS = "all_sets"  # v3/v4 AllSets (and v4 AllPrintings): {SETCODE: set object}
+
+
+# MTGJSON's foreignData language names, as the `lang` codes the rulings table uses.
+LANGUAGES = {
+    "German": "de",
+    "Spanish": "es",
+    "French": "fr",
+    "Italian": "it",
+    "Japanese": "ja",
+    "Korean": "ko",
+    "Portuguese (Brazil)": "pt",
+    "Russian": "ru",
+    "Chinese Simplified": "zh",
+    "Chinese Traditional": "zh",
+}
 
 
 def detect(doc: RawDocument) -> bool:
@@ -226,16 +248,18 @@ def parse(doc: RawDocument) -> ParsedDocument:
     a printing's rulings are skipped only when that name already gave the same text and date
     in its set. A file of many sets (AllPrintings) gives the rows its set files give, one
     set at a time. A file whose cards carry no rulings (art series, tokens) is a file, not
-    an error.
+    an error. The cards' translated names (foreignData) are noted as the cards are read.
     """
     warnings: list[str] = []
+    names: list[LocalName] = []
 
     def rulings() -> Iterator[ParsedRuling]:
         position, named = 0, False
+        local: dict[tuple[str, str], LocalName] = {}
         for info, group in groups(doc):
             seen: dict[str, set[tuple[str, str | None]]] = {}
             known: SetInfo | None = None
-            for ruling in _rulings(group, seen, warnings):
+            for ruling in _rulings(_naming(group, local), seen, warnings):
                 known = known or info()  # once a set has a ruling
                 code = known.code or ruling.set_code  # a v5 card's setCode
                 yield ruling._replace(position=position, set_code=code, set_released=known.released)
@@ -243,6 +267,7 @@ def parse(doc: RawDocument) -> ParsedDocument:
             named = named or bool(seen)
         if not named:
             warnings.append("no cards found: stored with 0 rulings")
+        names.extend(local[key] for key in sorted(local))
 
     return ParsedDocument(
         LAYOUT,
@@ -252,7 +277,26 @@ def parse(doc: RawDocument) -> ParsedDocument:
         source=SOURCE,
         may_be_empty=True,
         as_of=build_date(doc, warnings),
+        names=names,
     )
+
+
+def _naming(
+    group: Iterable[dict[str, Any]], local: dict[tuple[str, str], LocalName]
+) -> Iterator[dict[str, Any]]:
+    """GROUP's cards, each passed on once its translated names are noted in LOCAL.
+
+    A name is noted once per (name, language), from its first card; a card's English name
+    printed as its own translation (a basic land in some languages) is no translation.
+    """
+    for card in group:
+        english = card.get("name")
+        for foreign in card.get("foreignData") or ():
+            name = foreign.get("name") if isinstance(foreign, dict) else None
+            lang = LANGUAGES.get(foreign.get("language", "")) if isinstance(foreign, dict) else None
+            if isinstance(english, str) and isinstance(name, str) and lang and name != english:
+                local.setdefault((name, lang), LocalName(name, lang, english, oracle_id(card)))
+        yield card
 
 
 def _rulings(
