@@ -155,3 +155,85 @@ def test_three_runs_changes_since_the_suspend_change(three_runs: Path) -> None:
     assert (since["as_of"] >= dt.date(2024, 2, 2)).all()
     assert len(ds.changes(run=3)) <= len(since)
     assert {"702.62a"} <= set(since["new_rule_id"].dropna())
+
+
+def test_three_runs_rules_are_keyed_by_number(three_runs: Path) -> None:
+    """719.1 is one current rule, the 2024 one; the current rules are the release's."""
+    ds = pipeline.open_dataset(three_runs)
+    every = ds.rulings(kind="rule")
+    rules = every[every["rule_id"].notna()]  # seed 004 is an excerpt of unnumbered rules
+    assert len(every) - len(rules) == 14
+    assert len(rules) == 2936
+    assert len(ds.rulings(kind="glossary")) == 673
+    [case] = rules.loc[rules["rule_id"] == "719.1", "text"]
+    assert case.startswith("Each Case card")
+    state = (
+        ds.duckdb()
+        .sql(
+            "SELECT count(*) FROM rulings AS r JOIN state AS s ON r.text_hash = s.text_hash "
+            "AND r.rule_id = s.rule_id WHERE r.current AND r.kind = 'rule'"
+        )
+        .fetchall()
+    )
+    assert state == [(2936,)]  # every current rule's number is its number in the state
+
+
+def test_three_runs_one_card_one_name(three_runs: Path) -> None:
+    """Seed 002's "Dichotomagie" is Dichotomancy once Planar Chaos is read."""
+    ds = pipeline.open_dataset(three_runs)
+    cards = set(ds.rulings(current_only=False)["card"].dropna())
+    assert "Dichotomagie" not in cards
+    today = ds.rulings(today=True, card="Dichotomancy")
+    assert set(today["lang"]) == {"en", "de"}
+    sql = "SELECT DISTINCT card FROM sightings WHERE card_printed = 'Dichotomagie'"
+    assert ds.duckdb().sql(sql).fetchall() == [("Dichotomancy",)]
+
+
+def test_three_runs_translations_with_both_texts(three_runs: Path) -> None:
+    """Each linked translation beside its original's text, the same in pandas and DuckDB."""
+    ds = pipeline.open_dataset(three_runs)
+    frame = ds.translations()
+    linked = frame[frame["original_text_hash"].notna()]
+    assert len(linked) > 0
+    assert linked["original_text"].notna().all()
+    assert frame["text"].notna().all()
+    duck = (
+        ds.duckdb()
+        .sql("SELECT text_hash, original_text_hash, text, original_text FROM translation_texts")
+        .df()
+    )
+    mine = frame[["text_hash", "original_text_hash", "text", "original_text"]]
+    pd.testing.assert_frame_equal(
+        mine.astype(object).where(mine.notna(), None).reset_index(drop=True),
+        duck.astype(object).where(duck.notna(), None).reset_index(drop=True),
+    )
+
+
+def test_three_runs_rulings_per_set_year(three_runs: Path) -> None:
+    """Rulings read per set release year: pandas and DuckDB agree; every MTGJSON row has one."""
+    ds = pipeline.open_dataset(three_runs)
+    sightings = ds.sightings()
+    mtgjson = sightings[(sightings["run"] == 2) & (sightings["layout"] == "mtgjson")]
+    assert mtgjson["set_code"].notna().all()
+    assert mtgjson["set_released"].notna().all()
+    years = mtgjson.groupby(mtgjson["set_released"].map(lambda d: d.year)).size().to_dict()
+    duck = (
+        ds.duckdb()
+        .sql(
+            "SELECT year(set_released), count(*) FROM sightings "
+            "WHERE run = 2 AND layout = 'mtgjson' GROUP BY 1 ORDER BY 1"
+        )
+        .fetchall()
+    )
+    assert duck == sorted(years.items())
+    assert len(years) > 1
+
+
+def test_three_runs_changes_say_their_kind_and_oracle_id(three_runs: Path) -> None:
+    """A rule change is of kind rule; an MTGJSON card's change carries the card's oracle id."""
+    ds = pipeline.open_dataset(three_runs)
+    changes = ds.changes()
+    assert set(changes.loc[changes["new_rule_id"] == "702.62a", "kind"]) == {"rule"}
+    mtgjson = changes[changes["source"] == "mtgjson"]
+    assert mtgjson["oracle_id"].notna().all()
+    assert changes.loc[changes["kind"] != "ruling", "card"].isna().all()

@@ -308,10 +308,12 @@ def test_version_3_changes_are_migrated(tmp_path: Path) -> None:
         {"run": 2, "source": "s", "change": "removed", "rule_change": True, "silent": False,
          "first_seen": False, "group": "g2", "old_rule_id": None},
     ]  # fmt: skip
-    old_schema = CHANGES.remove(CHANGES.get_field_index("match"))
-    old_schema = old_schema.remove(old_schema.get_field_index("replaced_by"))
+    old_schema = CHANGES
+    for later in ("match", "replaced_by", "kind", "oracle_id"):  # versions 4 and 7
+        old_schema = old_schema.remove(old_schema.get_field_index(later))
     table = pa.Table.from_pylist(rows, schema=old_schema)
     pq.write_table(table.replace_schema_metadata({VERSION_KEY: b"3"}), tmp_path / "changes.parquet")
     migrated = store.read_table(tmp_path, "changes")
     assert migrated["match"].to_pylist() == ["characters", None]
     assert migrated["replaced_by"].null_count == 2
+    assert migrated["kind"].to_pylist() == ["ruling", "ruling"]  # no rule numbers

@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES, RAW, REALDATA, rows
 from lxml import etree
 
-from pipeline import ingest
+from pipeline import ingest, open_dataset
 from pipeline.folding.catalog import load_catalog
 from pipeline.models import RawDocument, SourceHints
 from pipeline.publishing.dataset import load_changeset
@@ -257,6 +257,14 @@ def test_rules_diff_lists_the_suspend_change(tmp_path: Path) -> None:
     assert explained
     assert all("702.62a (amended, effective 2024-02-02)" in g.explained_by for g in explained)
     assert "Explained by Comprehensive Rules 702.62a" in render_markdown(cs)
+    # The API says the same per change, in a column.
+    frame = open_dataset(out).changes(run=2)
+    reasons = frame.loc[frame["explained_by"].notna()]
+    assert set(reasons["group"]) == {g.group for g in explained}
+    suspend_rule = "702.62a (amended, effective 2024-02-02)"
+    assert all(suspend_rule in list(r) for r in reasons["explained_by"])
+    assert set(reasons["kind"]) == {"ruling"}
+    assert frame.loc[frame["kind"] == "rule", "explained_by"].isna().all()
 
 
 def test_unknown_json_and_html_are_rejected(tmp_path: Path) -> None:

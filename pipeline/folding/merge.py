@@ -59,14 +59,18 @@ def rules_by_number(rulings: pa.Table, rule_sightings: pa.Table) -> pa.Table:
 
     Before schema version 7 a rule's key left out its number, so a text under two numbers
     was one row, numbered as first seen. The numbered rows are dropped and folded afresh
-    from every sighting of a number (their texts those of their hashes), which gives one
+    from every sighting of a number (each with the text of the row it was keyed to), one
     row per text and number; the card rulings stay as they were. `current` is dropped:
     history.with_current() computes it again.
     """
-    texts = rulings.select(["text_hash", "text"]).take(first_rows(rulings, ["text_hash"]))
-    by_hash = dict(zip(strings(texts["text_hash"]), strings(texts["text"]), strict=True))
     fresh = rule_sightings.filter(pc.is_valid(rule_sightings["rule_id"]))
-    fresh = fresh.append_column(RULING_TEXT, lookup(fresh["text_hash"], by_hash))
+    # Each sighting's text is that of the row its version-6 key (no number) named.
+    old_key = [name for name in KEY if name != "rule_id"]
+    plain = make_schema([RULINGS.field(name) for name in old_key])
+    ours, theirs = codes([fresh.select(old_key).cast(plain), rulings.select(old_key).cast(plain)],
+                         old_key)  # fmt: skip
+    rows = pc.index_in(ours, value_set=theirs)
+    fresh = fresh.append_column(RULING_TEXT, pc.take(rulings["text"], rows).cast(pa.string()))
     kept = rulings.filter(pc.is_null(rulings["rule_id"]))
     return merge_rulings(kept, fresh)
 

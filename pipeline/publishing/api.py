@@ -12,15 +12,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import strings
+from pipeline.columns import listed, lookup, strings
 from pipeline.folding.names import renamed
-from pipeline.publishing.dataset import card_sightings, english_of, load_history, require_dataset
+from pipeline.publishing.dataset import (
+    card_sightings,
+    english_of,
+    explanations,
+    load_history,
+    require_dataset,
+)
 from pipeline.publishing.today import rulings_today
 from pipeline.schema import (
     CARRY_COLUMNS,
     FILE_COLUMNS,
     PARTITION_KEY,
     PARTITIONED,
+    RULING_KEY,
     TABLES,
     make_schema,
 )
@@ -46,6 +53,10 @@ _HISTORY = make_schema(
         pa.field("translates_fate", pa.string()),
     ]
 )
+
+
+# Added by Dataset.changes(): the rule changes the changelog names as explaining the change.
+_EXPLAINED = pa.field("explained_by", pa.list_(pa.string()))
 
 
 def _frame(table: pa.Table) -> pd.DataFrame:
@@ -133,7 +144,9 @@ class Dataset:
         """Changes of one run, of all runs, or of those as of SINCE or later.
 
         SINCE compares the as-of date each change carries (the date its source speaks
-        for); STARTED_SINCE the wall-clock start of the run that found it (UTC).
+        for); STARTED_SINCE the wall-clock start of the run that found it (UTC). The
+        column `explained_by` lists the rule changes the changelog names as explaining a
+        ruling change ("702.62a (amended, effective 2024-02-02)"), or is null.
         """
         chosen: list[int] | None = None if run is None else [run]
         if started_since is not None:
@@ -146,18 +159,31 @@ class Dataset:
             table = table.filter(pc.field("as_of") >= pa.scalar(_day(since), pa.date32()))
         if rule_changes_only:
             table = table.filter(pc.field("rule_change"))
+        explained = explanations(self._version, table)
+        reasons = [list(explained.get(g, ())) or None for g in strings(table["group"])]
+        table = table.append_column(_EXPLAINED, pa.array(reasons, _EXPLAINED.type))
         return _frame(table)
 
     def translations(self, *, card: str | None = None, stale_only: bool = False) -> pd.DataFrame:
         """Each non-English ruling beside the English one it translates (null when unsure).
 
-        STALE_ONLY keeps the translations whose original is no longer current.
+        STALE_ONLY keeps the translations whose original is no longer current. Beside the
+        columns of translations.parquet come `text`, the translation's, and
+        `original_text`, the English ruling's (null without one): the DuckDB view
+        `translation_texts` holds the same.
         """
         table = self._table("translations")
         if card is not None:
             table = table.filter(pc.field("card") == card)
         if stale_only:
             table = table.filter(pc.field("original_current") == False)  # noqa: E712 - Arrow
+        rulings = self._version.table("rulings").select(["text_hash", "card", "text"])
+        both: list[Any] = [*table["text_hash"].chunks, *table["original_text_hash"].chunks]
+        hashes = pc.unique(pa.chunked_array(both, pa.string()))
+        wanted = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=hashes))
+        wanted = wanted.cast(make_schema([pa.field(n, pa.string()) for n in wanted.column_names]))
+        for name, hashed in (("text", "text_hash"), ("original_text", "original_text_hash")):
+            table = table.append_column(name, _texts_of(table[hashed], table["card"], wanted))
         return _frame(table)
 
     def history(self, card: str) -> pd.DataFrame:
@@ -212,6 +238,7 @@ class Dataset:
                 source += " AS c LEFT JOIN card_aliases AS a ON a.alias = c.card"
             # Names are our tables' and columns', paths are quoted: no injection.
             connection.execute(f"CREATE VIEW {name} AS SELECT {columns} FROM {source}")  # noqa: S608
+        connection.execute(_TRANSLATION_TEXTS)
         return connection
 
 
@@ -257,6 +284,40 @@ def _carries(out: Path) -> bool:
     return "carried" in pq.read_schema(last).names
 
 
+def _texts_of(hashes: Any, cards: Any, rulings: pa.Table) -> Any:  # noqa: ANN401 - Arrow
+    """The text of each of HASHES as the ruling of its card prints it, else as any does.
+
+    Rulings of one hash may print it differently (typographic quotes): of several, the
+    least, as the DuckDB view translation_texts takes it.
+    """
+    own = rulings.group_by(["text_hash", "card"], use_threads=False).aggregate([("text", "min")])
+    anyone = rulings.group_by("text_hash", use_threads=False).aggregate([("text", "min")])
+    keys = [f"{h}\x00{c}" for h, c in zip(listed(own["text_hash"]), listed(own["card"]),
+                                           strict=True)]  # fmt: skip
+    mine = dict(zip(keys, strings(own["text_min"]), strict=True))
+    theirs = dict(zip(strings(anyone["text_hash"]), strings(anyone["text_min"]), strict=True))
+    wanted = [f"{h}\x00{c}" for h, c in zip(listed(hashes), listed(cards), strict=True)]
+    if not theirs:
+        return pa.nulls(len(wanted), pa.string())
+    found = lookup(pa.array(wanted, pa.string()), mine)
+    return pc.coalesce(found, lookup(hashes.cast(pa.string()), theirs))
+
+
+_TRANSLATION_TEXTS = (
+    "CREATE VIEW translation_texts AS "
+    "WITH own AS (SELECT text_hash, card, min(text) AS text FROM rulings GROUP BY ALL), "
+    "anyone AS (SELECT text_hash, min(text) AS text FROM rulings GROUP BY ALL) "
+    "SELECT t.*, coalesce(a.text, c.text) AS text, coalesce(b.text, d.text) AS original_text "
+    "FROM translations AS t "
+    "LEFT JOIN own AS a ON a.text_hash = t.text_hash AND a.card IS NOT DISTINCT FROM t.card "
+    "LEFT JOIN anyone AS c ON c.text_hash = t.text_hash "
+    "LEFT JOIN own AS b ON b.text_hash = t.original_text_hash "
+    "AND b.card IS NOT DISTINCT FROM t.card "
+    "LEFT JOIN anyone AS d ON d.text_hash = t.original_text_hash "
+    "ORDER BY t.card NULLS LAST, t.lang, t.text_hash"
+)
+
+
 def _aliases(version: store.Version) -> pa.Table:
     """Each translated card name the runs learned (`alias`), with its `english` name."""
     names = version.table("names")
@@ -276,7 +337,7 @@ def _sightings_view(source: str, carries: bool, renames: bool = False) -> str:  
     If some part CARRIES rows (storage/carry.py), each carried row becomes the sightings it
     stands for: the base run's rows of the same file from `base_position` on, with the
     carried row's run, file columns and positions. Each text left out on disk is then taken
-    from a ruling of the row's text hash: the text that hash is of.
+    from the ruling of the row's key.
     """
     names = TABLES["sightings"].names
     stored = f"SELECT * FROM {source}"  # noqa: S608 - our SQL, a quoted path
@@ -297,17 +358,20 @@ def _sightings_view(source: str, carries: bool, renames: bool = False) -> str:  
             "AND w.position = c.base_position + c.k"
         )
     columns = ", ".join(
-        "coalesce(s.text, r.text) AS text" if column == "text"
+        "coalesce(s.text, r.text, h.text) AS text" if column == "text"
         else "coalesce(a.english, s.card) AS card" if column == "card" and renames
         else f's."{column}"'
         for column in names
     )  # fmt: skip
     aliased = " LEFT JOIN card_aliases AS a ON a.alias = s.card" if renames else ""
+    same_key = " AND ".join(f"s.{part} IS NOT DISTINCT FROM r.{part}" for part in RULING_KEY)
     # The path is quoted and the rest is ours: no injection.
     return (
         f"CREATE VIEW sightings AS SELECT {columns} FROM ({stored}) AS s "  # noqa: S608
-        "LEFT JOIN (SELECT DISTINCT ON (text_hash) text_hash, text FROM rulings) AS r "
-        f"ON s.text IS NULL AND s.text_hash = r.text_hash{aliased} "
+        f"LEFT JOIN rulings AS r ON s.text IS NULL AND {same_key} "
+        # A rule of a version-6 dataset not yet upgraded may be keyed to no ruling.
+        "LEFT JOIN (SELECT text_hash, min(text) AS text FROM rulings GROUP BY text_hash) AS h "
+        f"ON s.text IS NULL AND r.text IS NULL AND h.text_hash = s.text_hash{aliased} "
         "ORDER BY s.run, s.source_path, s.position"
     )
 

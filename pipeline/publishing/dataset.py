@@ -82,6 +82,20 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
     return replace(found, stale=stale_translations(changes, translations, texts))
 
 
+def explanations(version: store.Version, changes: pa.Table) -> dict[str, tuple[str, ...]]:
+    """The rule changes that explain each group of CHANGES, by group id, as the changelog says.
+
+    Only groups some rule change explains are listed (see changelog.changeset).
+    """
+    if not changes.num_rows:
+        return {}
+    rulings = version.table("rulings")
+    rules = version.table("changes", runs=rule_runs(version), where=is_rule_change)
+    runs = sorted({int(r) for r in pc.unique(changes["run"]).to_pylist() if r is not None})
+    found = changeset(changes, runs, rule_titles(rulings), None, rules)
+    return {g.group: g.explained_by for g in found.groups if g.explained_by}
+
+
 def rule_runs(version: store.Version) -> list[int]:
     """The runs of VERSION that changed rules, or may have (runs before schema version 6)."""
     runs = version.table("runs").select(["run", "rule_changes"]).to_pylist()

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from pipeline.columns import strings
 from pipeline.publishing.slugs import slugs
 from pipeline.publishing.templating import rule_numbers
+from pipeline.publishing.today import source_dates
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -126,14 +127,10 @@ def rule_files(rules: dict[str, str]) -> dict[str, str]:
 
 def freshness(state: pa.Table) -> dict[str, tuple[tuple[str, dt.date | None], ...]]:
     """Each card's sources with the as-of date of the latest version of each (the state's)."""
-    keys = pa.Table.from_arrays(
-        [text_column(state, "card"), text_column(state, "source"), state["as_of"]],
-        names=["card", "source", "as_of"],
-    )
-    latest = keys.filter(pc.is_valid(keys["card"])).group_by(["card", "source"], use_threads=False)
     found: dict[str, list[tuple[str, dt.date | None]]] = defaultdict(list)
-    for row in latest.aggregate([("as_of", "max")]).to_pylist():
-        found[row["card"]].append((row["source"], row["as_of_max"]))
+    for (card, source), day in source_dates(state).items():
+        if card is not None:
+            found[card].append((source, day))
     return {card: tuple(sorted(rows)) for card, rows in found.items()}
 
 

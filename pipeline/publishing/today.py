@@ -29,17 +29,23 @@ def _rows(table: pa.Table, names: tuple[str, ...]) -> list[tuple[Any, ...]]:
     return list(zip(*(listed(table[name]) for name in names), strict=True))
 
 
+def source_dates(state: pa.Table) -> dict[tuple[Any, str], dt.date | None]:
+    """The as-of date of the latest version of each (card, source) STATE holds (None: undated)."""
+    found: dict[tuple[Any, str], dt.date | None] = {}
+    for card, source, day in _rows(state, ("card", "source", "as_of")):
+        known = found.get((card, source))
+        found[card, source] = day if known is None else max(known, day or known)
+    return found
+
+
 def stale_keys(state: pa.Table) -> set[tuple[Any, ...]]:
     """The current ruling keys that only a staler source of their card still carries.
 
     A card's freshest sources are those whose latest as-of date is the card's latest; a key
     carried by any of them is fresh, whatever the staler sources also say.
     """
-    as_of: dict[tuple[Any, Any], dt.date] = {}
+    as_of = {snap: day or _OLDEST for snap, day in source_dates(state).items()}
     rows = _rows(state, (*_KEY, "source", "as_of"))
-    for *key, source, day in rows:
-        card = key[_CARD]
-        as_of[card, source] = max(as_of.get((card, source), _OLDEST), day or _OLDEST)
     latest: dict[Any, dt.date] = defaultdict(lambda: _OLDEST)
     for (card, _source), day in as_of.items():
         latest[card] = max(latest[card], day)
@@ -61,4 +67,4 @@ def rulings_today(rulings: pa.Table, state: pa.Table) -> pa.Table:
     return current.append_column(column, pa.array(marks, pa.bool_()))
 
 
-__all__ = ["rulings_today", "stale_keys"]
+__all__ = ["rulings_today", "source_dates", "stale_keys"]

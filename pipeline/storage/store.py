@@ -36,6 +36,7 @@ from pipeline.schema import (
     PARTITION_KEY,
     PARTITIONED,
     ROW_ORDER,
+    RULING_KEY,
     SCHEMA_VERSION,
     SEGMENTED,
     TABLES,
@@ -55,8 +56,9 @@ CURRENT = ".current"
 PART = "part-0.parquet"
 # The tables rewritten by each run: one file, or a folder of segments, per version.
 VERSIONED = tuple(name for name in TABLES if name not in PARTITIONED)
-# A sighting's left-out text is its ruling's: the text its hash is of, whatever the row.
-_KEY = ["text_hash"]
+# A sighting's left-out text is that of the ruling of its key: rulings of one hash (of the
+# folded text) may print it differently (straight or curly apostrophes).
+_KEY = list(RULING_KEY)
 _RUN_FOLDER = re.compile(rf"{PARTITION_KEY}=([1-9][0-9]*)")
 
 
@@ -507,7 +509,7 @@ def _version(path: Path, schema: pa.Schema) -> int:
 
 
 def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
-    """SIGHTINGS with `text` null where it is the text of its hash's ruling.
+    """SIGHTINGS with `text` null where it is the text of the ruling the row is keyed to.
 
     A re-read of an unchanged ruling then costs its key and position, not its text again;
     store.read_table() puts the texts back (see with_ruling_texts).
@@ -529,7 +531,11 @@ def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
 
 
 def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
-    """SIGHTINGS with each null `text` taken from a ruling of the row's text hash."""
+    """SIGHTINGS with each null `text` taken from the ruling the row is keyed to.
+
+    A rule of a version-6 dataset not yet upgraded (ingest.upgrade) may be keyed to no
+    row: it takes the text of a ruling of its text hash.
+    """
     if not sightings["text"].null_count:
         return sightings
     texts = _ruling_texts(sightings, rulings)
@@ -538,7 +544,7 @@ def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
 
 
 def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
-    """The text of each row of SIGHTINGS' text hash, from RULINGS (null if none has it).
+    """The text of the ruling each row of SIGHTINGS is keyed to (else one of its hash).
 
     Of many rulings only those of SIGHTINGS' text hashes are keyed, and only the texts
     taken are decoded: a card's sightings in one part are a few rows among every ruling.
@@ -551,11 +557,17 @@ def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN40
         rows = _ruling_rows(*keys)
     else:
         rows = _ruling_rows(sightings, rulings)
-    return pc.take(rulings["text"], rows).cast(pa.string())
+    texts = pc.take(rulings["text"], rows).cast(pa.string())
+    unkeyed = pc.and_(pc.is_null(sightings["text"]), pc.is_null(texts))
+    if pc.any(unkeyed).as_py():  # rules of a dataset not yet keyed by their number
+        by_hash = pc.index_in(sightings["text_hash"].cast(pa.string()),
+                              value_set=rulings["text_hash"].cast(pa.string()))  # fmt: skip
+        texts = pc.coalesce(texts, pc.take(rulings["text"], by_hash).cast(pa.string()))
+    return texts
 
 
 def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
-    """A row of RULINGS of each row of SIGHTINGS' text hash (null if none has it)."""
+    """The row of RULINGS each row of SIGHTINGS is keyed to (null if none is)."""
     sighting_codes, ruling_codes = codes([sightings.select(_KEY), rulings.select(_KEY)], _KEY)
     return pc.index_in(sighting_codes, value_set=ruling_codes)
 
