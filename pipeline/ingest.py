@@ -353,6 +353,8 @@ class _Loaded:
     plan: segments.Plan
     rulings: pa.Table
     state: pa.Table
+    english: Mapping[str, str]  # translated names to English ones (folding.names)
+    renames: bool = False  # the loaded segments held cards stored under translated names
 
     @staticmethod
     def of(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> _Loaded:
@@ -380,7 +382,7 @@ class _Loaded:
         if moved:
             tables = [renamed(table, english) for table in tables]
         rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
-        return _Loaded(base, chosen, rulings, state)
+        return _Loaded(base, chosen, rulings, state, english, renames=bool(moved))
 
 
 def _history(
@@ -416,6 +418,12 @@ def _history(
         cards = pa.array([], pa.string())
     old = store.read_table(out, "translations")
     tables = {}
+    if loaded.renames:  # cards re-keyed this run: their translations too
+        old = renamed(old, loaded.english)
+        by = ("card", "lang", "text_hash")  # nulls last, as Arrow sorts by default
+        order = pc.sort_indices(old, sort_keys=[(n, "ascending") for n in by])
+        old = old.take(order)
+        tables["translations"] = old
     if has_work(old, rulings, cards):  # links are made among every English ruling
         others = [seg for seg in store.segment_ids(loaded.base, "rulings")
                   if seg not in loaded.plan.load]  # fmt: skip

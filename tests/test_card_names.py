@@ -55,6 +55,7 @@ def test_a_translated_title_is_re_keyed_when_a_later_run_learns_it(tmp_path: Pat
     assert duck.sql("SELECT DISTINCT card FROM sightings").fetchall() == [("Rift Bolt",)]
     assert duck.sql("SELECT DISTINCT card FROM changes").fetchall() == [("Rift Bolt",)]
     assert set(dataset.changes()["card"]) == {"Rift Bolt"}
+    assert set(dataset.translations()["card"]) == {"Rift Bolt"}  # the German ruling's row
     assert any(e["appeared"] == 1 for e in dataset.history("Rift Bolt").to_dict("records"))
     names = (
         dataset.duckdb().sql("SELECT name, card, oracle_id FROM names WHERE lang = 'de'").fetchall()
