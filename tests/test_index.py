@@ -112,7 +112,7 @@ def test_many_runs_read_the_same_with_the_index_and_without(
     """
     out = tmp_path / "out"
     shutil.copytree(many_runs, out, symlinks=True)
-    assert (store.pinned(out) / index.INDEX).is_file()
+    assert len(index.segment_ids(store.pinned(out))) == 2  # forty runs, 32 a segment
     indexed = _card_reads(out, CARDS)
     for card, (mine, among_all, _) in indexed.items():
         assert mine == among_all, card
@@ -166,8 +166,9 @@ def test_a_dataset_without_the_index_gets_one_from_its_next_run(
     assert found is not None
     assert found.runs == set(store.part_runs(out, "sightings"))
     expected = _card_reads(out, CARDS[:2])
-    path = store.pinned(out) / index.INDEX
+    path = index.segment_path(store.pinned(out), index.segment_ids(store.pinned(out))[-1])
     table = pq.read_table(path)
+    path.unlink()  # a hard link to the version before's
     pq.write_table(table.replace_schema_metadata({b"pipeline.sightings_index": b"0"}), path)
     assert index.load(store.pinned(out), out) is None
     assert _card_reads(out, CARDS[:2]) == expected
@@ -179,30 +180,41 @@ def test_an_unreadable_index_is_an_error_saying_how_to_mend_it(
     """A damaged index stops a card's read with its path and the remedy."""
     out = tmp_path / "out"
     shutil.copytree(many_runs, out, symlinks=True)
-    (store.pinned(out) / index.INDEX).write_bytes(b"not parquet")
-    with pytest.raises(StoreError, match=r"sightings-index\.parquet: not a readable index"):
+    path = index.segment_path(store.pinned(out), 0)
+    path.unlink()
+    path.write_bytes(b"not parquet")
+    with pytest.raises(StoreError, match=r"000000\.parquet: not a readable index"):
         open_dataset(out).sightings(card=CARDS[0])
 
 
 @settings(max_examples=6, deadline=None)
-@given(seed=st.integers(0, 2**16), days=st.integers(1, 12), card=st.sampled_from(CARDS))
+@given(
+    seed=st.integers(0, 2**16),
+    days=st.integers(1, 12),
+    card=st.sampled_from(CARDS),
+    touched=st.sets(st.integers(0, 12), max_size=3),
+)
 def test_any_days_of_edits_read_as_the_parts_say(
-    tmp_path_factory: pytest.TempPathFactory, seed: int, days: int, card: str
+    tmp_path_factory: pytest.TempPathFactory, seed: int, days: int, card: str, touched: set[int]
 ) -> None:
     """Any days of rewordings, additions and removals: a card's read is its rows among all.
 
-    The same for one run chosen.
+    The same for one run chosen, and with some parts changed since they were indexed.
     """
     work = tmp_path_factory.mktemp("any")
     out = work / "out"
     _year(work / "raw", out, days=days, seed=seed)
+    runs = store.part_runs(out, "sightings")
+    for at in touched & set(range(len(runs))):  # parts the index no longer vouches for
+        path = store.part_path(out, "sightings", runs[at])
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))
     dataset = open_dataset(out)
     every = dataset.sightings()
     mine = dataset.sightings(card=card).astype(str).to_dict("records")
     assert mine == every[every["card"] == card].reset_index(drop=True).astype(str).to_dict(
         "records"
     )
-    last = store.part_runs(out, "sightings")[-1]
+    last = runs[-1]
     chosen = store.read_table(out, "sightings", runs=[last], content=of_cards([card]))
     assert set(chosen[PARTITION_KEY].to_pylist()) <= {last}
     assert chosen.num_rows == int((every[every["run"] == last]["card"] == card).sum())

@@ -139,16 +139,19 @@ def _stage_index(
 ) -> None:
     """Stage the sightings index (index.py) of the version: CURRENT's, with the new parts."""
     staged = {run: staging / _staged(name, run) for name, run in parts if name == "sightings"}
-    if not staged:  # the same parts: the same index, if any
-        if (current / index.INDEX).is_file():
-            _link_or_copy(current / index.INDEX, staging / index.INDEX)
+    found = index.following(out, current, staged) if staged else ({}, index.segment_ids(current))
+    if found is None or not (found[0] or found[1]):
         return
-    table = index.following(out, current, staged)
-    if table is not None:
+    written, linked = found
+    (staging / index.INDEX).mkdir()
+    for seg in linked:  # the same parts: the same segment
+        _link_or_copy(index.segment_path(current, seg), index.segment_path(staging, seg))
+    for seg, table in sorted(written.items()):
         _checkpoint()
-        index.write(staging / index.INDEX, table)
+        index.write(index.segment_path(staging, seg), table)
         _checkpoint()  # written, not yet durable
-        _fsync(staging / index.INDEX)
+        _fsync(index.segment_path(staging, seg))
+    _fsync(staging / index.INDEX)
 
 
 def _stage_segments(

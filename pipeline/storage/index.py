@@ -17,6 +17,7 @@ dataset without it reads the same sightings, more slowly.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,10 +34,13 @@ from pipeline.storage import store  # read at call time: store.py reads through 
 from pipeline.storage.carry import Content, content_columns, occurrence_keys
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
     from pathlib import Path
 
-INDEX = "sightings-index.parquet"
+INDEX = "sightings-index"  # a folder of segments, each of SPAN runs
+SPAN = 32
+# A file's code and a position in one int64 key, as carry.py keys them.
+_SHIFT = 40
 _FORMAT_KEY = b"pipeline.sightings_index"
 _FORMAT = b"1"
 _PARTS_KEY = b"pipeline.sightings_index.parts"  # {run: [size, mtime_ns]} of each part
@@ -70,31 +74,71 @@ def _stat(path: Path) -> list[int] | None:
     return [found.st_size, found.st_mtime_ns]
 
 
-def load(folder: Path, out: Path) -> Index | None:
-    """The index of the version FOLDER of the dataset OUT, its stale runs left out (or None)."""
-    path = folder / INDEX
-    if not path.is_file():
-        return None
+def segment_path(folder: Path, segment: int) -> Path:
+    """Where segment SEGMENT of the index of the version FOLDER lives."""
+    return folder / INDEX / f"{segment:06d}.parquet"
+
+
+def segment_ids(folder: Path) -> list[int]:
+    """The segments of the index of the version FOLDER, in order (none: it has no index)."""
+    where = folder / INDEX
+    if not where.is_dir():
+        return []
+    return sorted(int(p.stem) for p in where.glob("*.parquet") if p.stem.isdigit())
+
+
+def _segment_of(run: int) -> int:
+    return run // SPAN
+
+
+def _parts_of(path: Path) -> dict[int, list[int]] | None:
+    """The parts a segment file summarises, from its footer alone (None: not our format)."""
     try:
-        with store.native_file(path) as source:
-            handle = pq.ParquetFile(source, read_dictionary=["source_path", "card"])
-            meta = handle.schema_arrow.metadata or {}
-            if meta.get(_FORMAT_KEY) != _FORMAT:
-                return None  # written by another version of this module: not ours to read
-            table = handle.read()
-        parts = {int(run): stat for run, stat in json.loads(meta[_PARTS_KEY]).items()}
-        table = table.select(schema().names).cast(schema())
+        meta = pq.read_schema(path).metadata or {}
+        if meta.get(_FORMAT_KEY) != _FORMAT:
+            return None  # written by another version of this module: not ours to read
+        return {int(run): stat for run, stat in json.loads(meta[_PARTS_KEY]).items()}
     except (OSError, KeyError, ValueError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable index ({exc}); delete it, the next run rebuilds it"
         raise StoreError(msg) from exc
-    valid = {run for run, stat in parts.items()
-             if _stat(store.part_path(out, "sightings", run)) == stat}  # fmt: skip
-    if len(valid) < len(parts):
+
+
+def _rows(path: Path) -> pa.Table:
+    try:
+        with store.native_file(path) as source:
+            table = pq.ParquetFile(source, read_dictionary=["source_path", "card"]).read()
+        return table.select(schema().names).cast(schema())
+    except (OSError, KeyError, ValueError, pa.ArrowInvalid) as exc:
+        msg = f"{path}: not a readable index ({exc}); delete it, the next run rebuilds it"
+        raise StoreError(msg) from exc
+
+
+def load(folder: Path, out: Path, segments: Collection[int] | None = None) -> Index | None:
+    """The index of the version FOLDER of the dataset OUT, its stale runs left out (or None).
+
+    SEGMENTS reads only those of its segments.
+    """
+    ids = segment_ids(folder)
+    listed = [_parts_of(segment_path(folder, seg)) for seg in ids]
+    if not ids or any(found is None for found in listed):
+        return None
+    every = {run: stat for found in listed for run, stat in (found or {}).items()}
+    unchanged = {run for run, stat in every.items()
+                 if _stat(store.part_path(out, "sightings", run)) == stat}  # fmt: skip
+    parts: dict[int, list[int]] = {}
+    tables = [schema().empty_table()]
+    for seg, found in zip(ids, listed, strict=True):
+        if segments is None or seg in segments:
+            parts.update(found or {})
+            tables.append(_rows(segment_path(folder, seg)))
+    table = pa.concat_tables(tables)
+    valid = set(parts) & unchanged
+    if len(unchanged) < len(every):
         # A row whose origin's part changed cannot be told from the index: its run is read.
-        unchanged = pa.array(sorted(valid), pa.int64())
-        origins = pc.is_in(table["origin_run"], value_set=unchanged)  # false where null
+        origins = pc.is_in(table["origin_run"], value_set=pa.array(sorted(unchanged), pa.int64()))
         broken = table.filter(pc.and_(pc.is_valid(table["origin_run"]), pc.invert(origins)))
         valid -= set(pc.unique(broken[PARTITION_KEY]).to_pylist())
+    if len(valid) < len(parts):
         table = table.filter(pc.is_in(table[PARTITION_KEY], pa.array(sorted(valid), pa.int64())))
     return Index(table, frozenset(valid), {run: parts[run] for run in valid})
 
@@ -131,16 +175,56 @@ def rows_of(stored: pa.Table, before: pa.Table | None, indexed: pa.Table | None)
     return table.cast(schema())
 
 
-def following(out: Path, current: Path, staged: Mapping[int, Path]) -> pa.Table | None:
+def following(
+    out: Path, current: Path, staged: Mapping[int, Path]
+) -> tuple[dict[int, pa.Table], list[int]] | None:
     """The index of the version after CURRENT, whose new sightings parts are STAGED (by run).
 
-    CURRENT's index keeps the runs it still holds unchanged; the others (all, if it has
-    none) are indexed from their parts. None: no part to index.
+    The segments to write, and those of CURRENT to keep as they are: a run rewrites the
+    segment of its own run alone while CURRENT's index holds every part unchanged. Else
+    the runs it holds unchanged are kept and the others (all, if it has none) indexed
+    from their parts, every segment written. None: no part to index.
     """
-    old = load(current, out)
     runs = sorted({*store.part_runs(out, "sightings"), *staged})
     if not runs:
         return None
+    ids = segment_ids(current)
+    listed = {seg: _parts_of(segment_path(current, seg)) for seg in ids}
+    indexed = {run: stat for found in listed.values() for run, stat in (found or {}).items()}
+    stored = [run for run in runs if run not in staged]
+    if (
+        ids
+        and all(found is not None for found in listed.values())
+        and sorted(indexed) == stored
+        and min(staged, default=0) > max(stored, default=0)
+        and all(_stat(store.part_path(out, "sightings", r)) == s for r, s in indexed.items())
+    ):
+        touched = {_segment_of(run) for run in staged}
+        previous = {_segment_of(stored[-1])} if stored else set()
+        old = load(current, out, touched | previous)
+        table, parts = _indexed(out, [*stored[-1:], *sorted(staged)], staged, old)
+        for seg in touched:
+            parts.update(listed.get(seg) or {})
+        link = [seg for seg in ids if seg not in touched]
+    else:
+        touched = {_segment_of(run) for run in runs}
+        table, parts = _indexed(out, runs, staged, load(current, out))
+        link = []
+    written = {}
+    for seg in sorted(touched):
+        low, high = pa.scalar(seg * SPAN, pa.int64()), pa.scalar((seg + 1) * SPAN, pa.int64())
+        rows = table.filter(pc.and_(pc.greater_equal(table[PARTITION_KEY], low),
+                                    pc.less(table[PARTITION_KEY], high)))  # fmt: skip
+        held = {str(r): s for r, s in sorted(parts.items()) if _segment_of(r) == seg}
+        meta = {_FORMAT_KEY: _FORMAT, _PARTS_KEY: json.dumps(held).encode()}
+        written[seg] = rows.replace_schema_metadata(meta)
+    return written, link
+
+
+def _indexed(
+    out: Path, runs: list[int], staged: Mapping[int, Path], old: Index | None
+) -> tuple[pa.Table, dict[int, list[int]]]:
+    """The index rows of RUNS, OLD's kept where it holds them, and the parts they are of."""
     pieces: list[pa.Table] = []
     parts: dict[int, list[int]] = {}
     before: tuple[pa.Table | None, pa.Table | None] = (None, None)
@@ -169,9 +253,7 @@ def following(out: Path, current: Path, staged: Mapping[int, Path]) -> pa.Table 
     if old is not None and old.runs and pieces and max(old.runs) > _first(pieces):  # re-indexed
         table = table.take(pc.sort_indices(table, [(PARTITION_KEY, "ascending"),
                                                    ("row", "ascending")]))  # fmt: skip
-    listed = json.dumps({str(r): s for r, s in parts.items()}).encode()
-    meta = {_FORMAT_KEY: _FORMAT, _PARTS_KEY: listed}
-    return table.replace_schema_metadata(meta)
+    return table, parts
 
 
 def _first(pieces: list[pa.Table]) -> int:
@@ -204,11 +286,34 @@ def cuts(index: Index, out: Path, runs: list[int], content: Content) -> tuple[pa
     bases = pc.unique(ranges["base_run"]).cast(pa.int64())
     wanted = pc.and_(pc.invert(carried), pc.fill_null(content(rows), False))  # noqa: FBT003
     wanted = pc.and_(wanted, pc.or_(in_runs, pc.is_in(rows[PARTITION_KEY], value_set=bases)))
-    whole = _with_content(out, rows.filter(wanted))
+    kept_rows = rows.filter(wanted)
+    # Those of bases the index does not hold are expanded from the parts themselves.
+    held = pc.is_in(ranges["base_run"], value_set=pa.array(sorted(index.runs), pa.int64()))
+    ranges = ranges.filter(pc.or_(pc.invert(held), _overlapping(ranges, kept_rows)))
+    whole = _with_content(out, kept_rows)
     kept = pa.concat_tables([whole.filter(pc.is_in(whole[PARTITION_KEY], value_set=chosen)),
                              _as_stored(ranges)])  # fmt: skip
     order = pc.sort_indices(kept, [(PARTITION_KEY, "ascending"), ("row", "ascending")])
     return whole.drop_columns(["row"]), kept.take(order).drop_columns(["row"])
+
+
+def _overlapping(ranges: pa.Table, rows: pa.Table) -> Any:  # noqa: ANN401 - a boolean array
+    """Which carried RANGES stand for some of ROWS, index rows written in full.
+
+    The others stand for sightings a content filter drops: they need not be expanded.
+    """
+    if not ranges.num_rows or not rows.num_rows:
+        return pa.array(np.zeros(ranges.num_rows, dtype=bool))
+    base = ranges.select(["base_run", "source_path"]).rename_columns([PARTITION_KEY, "source_path"])
+    range_codes, row_codes = (
+        c.to_numpy(zero_copy_only=False).astype(np.int64)
+        for c in codes([base, rows.select([PARTITION_KEY, "source_path"])],
+                       [PARTITION_KEY, "source_path"])
+    )  # fmt: skip
+    keys = np.sort((row_codes << _SHIFT) + rows["position"].to_numpy(zero_copy_only=False))
+    start = (range_codes << _SHIFT) + ranges["base_position"].to_numpy(zero_copy_only=False)
+    stop = start + ranges["carried"].to_numpy(zero_copy_only=False)
+    return pa.array(np.searchsorted(keys, start) < np.searchsorted(keys, stop))
 
 
 def _with_content(out: Path, rows: pa.Table) -> pa.Table:
@@ -216,12 +321,16 @@ def _with_content(out: Path, rows: pa.Table) -> pa.Table:
     schema = store.stored_schema("sightings")
     origin_run = rows["origin_run"].to_numpy(zero_copy_only=False)
     origin_row = rows["origin_row"].to_numpy(zero_copy_only=False)
-    pieces, order = [], []
-    for run in sorted(set(origin_run.tolist())):
-        chosen = np.flatnonzero(origin_run == run)
-        part = store.read_part(store.part_path(out, "sightings", run), run)
-        pieces.append(part.take(pa.array(origin_row[chosen])).select(schema.names))
-        order.append(chosen)
+    runs = sorted(set(origin_run.tolist()))
+    order = [np.flatnonzero(origin_run == run) for run in runs]
+
+    def taken(at: int) -> pa.Table:
+        part = store.read_part(store.part_path(out, "sightings", runs[at]), runs[at])
+        return part.take(pa.array(origin_row[order[at]])).select(schema.names)
+
+    # Two parts at a time: Parquet decoding lets go of the interpreter.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pieces = list(pool.map(taken, range(len(runs))))
     table = pa.concat_tables([schema.empty_table(), *pieces])
     table = table.take(np.argsort(np.concatenate([np.zeros(0, np.int64), *order]), kind="stable"))
     for name in (PARTITION_KEY, *FILE_COLUMNS, "position"):

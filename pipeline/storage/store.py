@@ -482,7 +482,8 @@ def _read_file(
             names = handle.schema_arrow.names
             encoded = [c for c in names if c in ENCODED_IN_MEMORY.get(name, ())]
             if encoded:  # read straight into dictionaries, never as plain strings
-                handle = pq.ParquetFile(source, read_dictionary=encoded)
+                # The footer already parsed is handed on: the file is not looked at again.
+                handle = pq.ParquetFile(source, read_dictionary=encoded, metadata=handle.metadata)
             table = handle.read(columns=None if columns is None else
                                 [c for c in names if c in columns])  # fmt: skip
     except (OSError, pa.ArrowInvalid) as exc:
