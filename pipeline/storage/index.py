@@ -126,12 +126,13 @@ def load(folder: Path, out: Path, segments: Collection[int] | None = None) -> In
     unchanged = {run for run, stat in every.items()
                  if _stat(store.part_path(out, "sightings", run)) == stat}  # fmt: skip
     parts: dict[int, list[int]] = {}
-    tables = [schema().empty_table()]
+    chosen = []
     for seg, found in zip(ids, listed, strict=True):
         if segments is None or seg in segments:
             parts.update(found or {})
-            tables.append(_rows(segment_path(folder, seg)))
-    table = pa.concat_tables(tables)
+            chosen.append(segment_path(folder, seg))
+    with ThreadPoolExecutor(max_workers=2) as pool:  # decoding lets go of the interpreter
+        table = pa.concat_tables([schema().empty_table(), *pool.map(_rows, chosen)])
     valid = set(parts) & unchanged
     if len(unchanged) < len(every):
         # A row whose origin's part changed cannot be told from the index: its run is read.
