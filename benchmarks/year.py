@@ -97,34 +97,54 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=365, help="daily runs after the first")
     parser.add_argument("--rulings", type=int, default=10_000, help="rulings in the set file")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
+    parser.add_argument(
+        "--reuse", action="store_true", help="only measure the reads of the year left in --work"
+    )
     args = parser.parse_args()
+    if args.reuse and args.work is None:
+        parser.error("--reuse needs --work, the folder of a year already run")
     work = args.work or Path(tempfile.mkdtemp(prefix="year-"))
+    out = work / "out"
+    if not args.reuse:
+        run_year(work, args.days, args.rulings)
+    measure_reads(out)
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.stdout.flush()
+
+
+def run_year(work: Path, days: int, rulings: int) -> None:
+    """Write the set file in WORK and ingest it on each of DAYS days; print the figures."""
     raw, out = work / "raw", work / "out"
     shutil.rmtree(work, ignore_errors=True)
     path = raw / "SYN.json"
-    mtgjson_set(path, args.rulings)
+    mtgjson_set(path, rulings)
     document = json.loads(path.read_text("utf-8"))
     distinct(document)
     times = []
-    for day in range(args.days + 1):
+    for day in range(days + 1):
         if day:
             amend(document, day)
         path.write_text(json.dumps(document), "utf-8")
         start = time.perf_counter()
         ingest([raw], out=out)
         times.append(time.perf_counter() - start)
-        if day in {1, args.days} or day % 30 == 0:
+        if day in {1, days} or day % 30 == 0:
             print(f"day {day:>3}: {times[-1]:.2f} s, dataset {disk_bytes(out) / MIB:.1f} MiB",
                   flush=True)  # fmt: skip
     parts = sum(p.stat().st_size for p in (out / "sightings").glob("*/*.parquet"))
     size = disk_bytes(out)
-    print(f"after {args.days} days: dataset {size / MIB:.1f} MiB, sightings parts "
-          f"{parts / MIB:.1f} MiB ({parts / MIB / max(args.days, 1):.3f} MiB a day)")  # fmt: skip
+    print(f"after {days} days: dataset {size / MIB:.1f} MiB, sightings parts "
+          f"{parts / MIB:.1f} MiB ({parts / MIB / max(days, 1):.3f} MiB a day)")  # fmt: skip
     if len(times) > 20:  # noqa: PLR2004 - ten days at each end
         print(
             f"a run's time, median of days 1-10 / of the last 10: "
             f"{statistics.median(times[1:11]):.2f} / {statistics.median(times[-10:]):.2f} s"
         )
+
+
+def measure_reads(out: Path) -> None:
+    """Print the read times of the dataset in OUT, median of five each."""
     dataset = open_dataset(out)
     card = "New 123"
     rows = len(dataset.sightings(card=card))
@@ -142,9 +162,6 @@ def main() -> None:
     read = parts_read_by(lambda: load_changeset(out))
     changelog = median_seconds(lambda: load_changeset(out))
     print(f"  the last run's changelog  {changelog:.3f} s, parts read: {', '.join(read) or 'none'}")
-    if args.work is None:
-        shutil.rmtree(work, ignore_errors=True)
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

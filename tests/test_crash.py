@@ -24,6 +24,7 @@ from conftest import RAW, SEEDS
 from pipeline import ingest
 from pipeline.schema import PARTITIONED, SEGMENTED, TABLES, on_disk
 from pipeline.storage import commit, store
+from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,6 +57,11 @@ def _snapshot(out: Path, *, pinned: bool = True) -> dict[str, list[dict[str, obj
             table = table.drop_columns(["started_at", "finished_at"])
         if table.num_rows:
             tables[name] = table.to_pylist()
+    if pinned and "sightings" in tables:  # a card's read, through the sightings index
+        for card in sorted({str(row["card"]) for row in tables["sightings"] if row["card"]}):
+            read = version.table("sightings", content=of_cards([card]))
+            among = [row for row in tables["sightings"] if row["card"] == card]
+            assert read.cast(TABLES["sightings"]).to_pylist() == among, card
     return tables
 
 

@@ -399,11 +399,15 @@ class HistoryEntry:
 
 
 _VersionKey = tuple[dt.date, int]
+_HISTORY_COLUMNS = ["source", "text_hash", "effective_date", "as_of", "run", "text"]
 
 
 def card_history(sightings: pa.Table, card: str) -> list[HistoryEntry]:
     """Every version of every ruling of CARD, oldest first."""
-    return history_of(sightings.filter(pc.field("card") == card).to_pylist())
+    # Only the columns history_of() looks at become Python objects: a year's runs are
+    # thousands of a card's sightings.
+    rows = sightings.filter(pc.field("card") == card).select(_HISTORY_COLUMNS)
+    return history_of(rows.to_pylist())
 
 
 def source_versions(rows: Iterable[dict[str, Any]]) -> dict[str, set[_VersionKey]]:

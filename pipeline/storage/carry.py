@@ -80,7 +80,7 @@ def by_reference(new: pa.Table, base: pa.Table) -> pa.Table:
         return explicit
     content = content_columns(new)
     names = ["source_path", *content]
-    new_keys, base_keys = _occurrence_keys(codes([new, base.select(new.column_names)], names))
+    new_keys, base_keys = occurrence_keys(codes([new, base.select(new.column_names)], names))
     found = pc.index_in(pa.array(new_keys), value_set=pa.array(base_keys))
     matched = found.is_valid().to_numpy(zero_copy_only=False)
     at = found.fill_null(0).to_numpy().astype(np.int64)
@@ -215,7 +215,7 @@ def _base_rows(bases: Mapping[int, pa.Table], run: int) -> pa.Table:
     return base
 
 
-def _occurrence_keys(row_codes: list[Any]) -> list[NDArray[np.int64]]:
+def occurrence_keys(row_codes: list[Any]) -> list[NDArray[np.int64]]:
     """A key per row of each of the tables ROW_CODES are of, equal for the k-th of equal rows.
 
     Each key is its row's code and how many rows of its table before it have the same code.

@@ -43,6 +43,7 @@ from pipeline.schema import (
     with_metadata,
     written,
 )
+from pipeline.storage import index
 from pipeline.storage.store import (
     CURRENT,
     VERSIONED,
@@ -108,6 +109,7 @@ def commit(
                 else:
                     _link_or_copy(current / f"{name}.parquet", target)
             written.result()  # its error, if any, is raised here
+        _stage_index(out, current, staging, parts)
         _fsync(staging)
         _checkpoint()
         version = staging.rename(out / VERSIONS / f"{number:06d}")
@@ -130,6 +132,26 @@ def _write_parts(staging: Path, parts: Mapping[tuple[str, int], pa.Table]) -> No
     for (name, run), table in sorted(parts.items()):
         _checkpoint()
         _write_durable(staging / _staged(name, run), table, name)
+
+
+def _stage_index(
+    out: Path, current: Path, staging: Path, parts: Mapping[tuple[str, int], pa.Table]
+) -> None:
+    """Stage the sightings index (index.py) of the version: CURRENT's, with the new parts."""
+    staged = {run: staging / _staged(name, run) for name, run in parts if name == "sightings"}
+    found = index.following(out, current, staged) if staged else ({}, index.segment_ids(current))
+    if found is None or not (found[0] or found[1]):
+        return
+    written, linked = found
+    (staging / index.INDEX).mkdir()
+    for seg in linked:  # the same parts: the same segment
+        _link_or_copy(index.segment_path(current, seg), index.segment_path(staging, seg))
+    for seg, table in sorted(written.items()):
+        _checkpoint()
+        index.write(index.segment_path(staging, seg), table)
+        _checkpoint()  # written, not yet durable
+        _fsync(index.segment_path(staging, seg))
+    _fsync(staging / index.INDEX)
 
 
 def _stage_segments(

@@ -44,6 +44,7 @@ from pipeline.schema import (
     in_memory,
     written,
 )
+from pipeline.storage import index
 from pipeline.storage.carry import Content, expanded
 
 if TYPE_CHECKING:
@@ -249,24 +250,55 @@ def _selected_sightings(
     may name; then all are expanded, and their texts put back, at once.
     """
     cut = _Cut(out, content)
-    kept: list[pa.Table] = [_stored_schema("sightings").empty_table()]
-    selected: dict[int, pa.Table] = {}
+    wholes: list[pa.Table] = [_stored_schema("sightings").empty_table()]
+    kept: list[pa.Table] = [wholes[0]]
+    complete = set(runs)  # the runs whose rows written in full and kept are all in `wholes`
+    found = _indexed(out, base, runs, content)
+    if found is not None:
+        whole, rows, answered, also = found
+        wholes.append(whole)
+        kept.append(rows)
+        runs = [run for run in runs if run not in answered]
+        complete |= also
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for run, (whole, rows) in zip(runs, pool.map(cut, runs), strict=True):
-            selected[run] = whole
+        for whole, rows in pool.map(cut, runs):
+            wholes.append(whole)
             kept.append(rows)
     rows = pa.concat_tables(kept)
+    rows = rows.take(pc.sort_indices(rows[PARTITION_KEY]))  # stable: each run's rows in order
+    selected = pa.concat_tables(wholes)
     bases = {}
     for run in {int(r) for r in pc.unique(rows["base_run"].drop_null()).to_pylist() if r}:
-        if run not in selected:  # a base before the runs chosen
-            selected[run], _ = cut(run)
-        bases[run] = selected[run]
+        held = selected.filter(pc.equal(selected[PARTITION_KEY], pa.scalar(run, pa.int64())))
+        bases[run] = held if run in complete else cut(run)[0]  # a base before the runs chosen
     table = expanded(rows, bases, content).cast(in_memory("sightings"))
     if where is not None and table.num_rows:
         table = table.filter(where(table))
     if table["text"].null_count:
         table = with_ruling_texts(table, read_table(out, "rulings", base=base or pinned(out)))
     return table
+
+
+def _indexed(
+    out: Path, base: Path | None, runs: list[int], content: Callable[[pa.Table], Any]
+) -> tuple[pa.Table, pa.Table, set[int], set[int]] | None:
+    """What the version's sightings index (index.py) tells of RUNS, or None if nothing.
+
+    The rows written in full that CONTENT keeps and the rows kept or carried, as _Cut cuts
+    them, of the runs answered; and the runs of whose rows written in full all kept are in
+    the first table (the runs answered and the bases their rows name that the index holds).
+    """
+    if not isinstance(content, Content) or not set(content.columns) <= index.INDEXED:
+        return None
+    found = index.load(base or pinned(out), out)
+    if found is None:
+        return None
+    answered = [run for run in runs if run in found.runs]
+    if not answered:
+        return None
+    whole, rows = index.cuts(found, out, answered, content)
+    named = {int(r) for r in pc.unique(rows["base_run"].drop_null()).to_pylist() if r}
+    return whole, rows, set(answered), set(answered) | (named & found.runs)
 
 
 class _Cut:
@@ -408,6 +440,16 @@ def _of_files(table: pa.Table, paths: list[str]) -> pa.Table:
     return table.filter(pc.is_in(table["source_path"], value_set=pa.array(paths, pa.string())))
 
 
+def read_part(path: Path, run: int) -> pa.Table:
+    """Run RUN's sightings part at PATH, as stored (with its carried rows), migrated."""
+    return _read_file(path, "sightings", run=run, raw=True)
+
+
+def stored_schema(name: str) -> pa.Schema:
+    """A part of partitioned table NAME as stored (schema.written()), with its `run`."""
+    return _stored_schema(name)
+
+
 def _stored_schema(name: str) -> pa.Schema:
     """A part of partitioned table NAME as stored (schema.written()), with its `run`."""
     return written(name).insert(0, TABLES[name].field(PARTITION_KEY))
@@ -443,7 +485,8 @@ def _read_file(
             names = handle.schema_arrow.names
             encoded = [c for c in names if c in ENCODED_IN_MEMORY.get(name, ())]
             if encoded:  # read straight into dictionaries, never as plain strings
-                handle = pq.ParquetFile(source, read_dictionary=encoded)
+                # The footer already parsed is handed on: the file is not looked at again.
+                handle = pq.ParquetFile(source, read_dictionary=encoded, metadata=handle.metadata)
             table = handle.read(columns=None if columns is None else
                                 [c for c in names if c in columns])  # fmt: skip
     except (OSError, pa.ArrowInvalid) as exc:
