@@ -39,7 +39,7 @@ from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.reading import executor, read
 from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
-from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
+from pipeline.schema import FILES, RULES_BY_NUMBER, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
 from pipeline.storage.carry import Content, by_reference
 from pipeline.storage.segments import groups
@@ -53,8 +53,6 @@ if TYPE_CHECKING:
 # The folder of a raw root whose files are card catalogs, not inputs (hidden: the reader
 # passes over it); `pipeline fetch` keeps Scryfall's oracle cards there.
 CATALOG_FOLDER = ".catalog"
-# The schema version whose rulings key rules by their number too (merge.rules_by_number).
-_RULES_BY_NUMBER = 7
 
 
 class Outcome(StrEnum):
@@ -490,7 +488,7 @@ def upgrade(out: Path) -> None:
     """
     split_tables, partitioned = store.unsegmented(out), store.legacy(out)
     version = store.segments_version(out, "rulings")
-    unnumbered = version is not None and version < _RULES_BY_NUMBER
+    unnumbered = version is not None and version < RULES_BY_NUMBER
     if not split_tables and not partitioned and not unnumbered:
         return
     parts: dict[tuple[str, int], pa.Table] = {}

@@ -29,6 +29,7 @@ _KEY_FIELDS: list[pa.Field[Any]] = [
 # What tells rulings apart: a rule's or glossary term's number is part of its identity, so a
 # text under two numbers is two rows (card rulings have none). Null parts compare equal.
 RULING_KEY = ("text_hash", "card", "effective_date", "rule_id")
+RULES_BY_NUMBER = 7  # the first schema version whose rulings' key holds the rule number
 
 RULINGS = make_schema(
     [

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pipeline import ingest, open_dataset
 from pipeline.errors import StoreError
 from pipeline.schema import PARTITION_KEY
-from pipeline.storage import index, store
+from pipeline.storage import commit, index, store
 from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
@@ -218,3 +218,24 @@ def test_any_days_of_edits_read_as_the_parts_say(
     chosen = store.read_table(out, "sightings", runs=[last], content=of_cards([card]))
     assert set(chosen[PARTITION_KEY].to_pylist()) <= {last}
     assert chosen.num_rows == int((every[every["run"] == last]["card"] == card).sum())
+
+
+def test_a_version_adopted_for_a_newer_table_keeps_its_index(tmp_path: Path) -> None:
+    """A version older than a table is adopted with it empty, and with its index linked.
+
+    The reads then go through the index, and equal the parts'.
+    """
+    out = tmp_path / "out"
+    _year(tmp_path / "raw", out, days=3)
+    before = store.pinned(out)
+    segments = index.segment_ids(before)
+    assert segments
+    (before / "names.parquet").unlink()  # as a version-6 store left it
+    commit.commit(out, {})
+    after = store.pinned(out)
+    assert after != before
+    assert (after / "names.parquet").is_file()
+    assert index.segment_ids(after) == segments
+    assert index.load(after, out) is not None
+    for mine, every, _ in _card_reads(out, CARDS).values():
+        assert mine == every

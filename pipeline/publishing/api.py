@@ -27,7 +27,9 @@ from pipeline.schema import (
     FILE_COLUMNS,
     PARTITION_KEY,
     PARTITIONED,
+    RULES_BY_NUMBER,
     RULING_KEY,
+    SCHEMA_VERSION,
     TABLES,
     make_schema,
 )
@@ -231,7 +233,10 @@ class Dataset:
                 connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
                 continue
             if name == "sightings":  # carried rows expanded, left-out texts their ruling's
-                connection.execute(_sightings_view(source, _carries(self.path), renames))
+                kept_as = store.segments_version(self.path, "rulings") or SCHEMA_VERSION
+                unkeyed = kept_as < RULES_BY_NUMBER
+                view = _sightings_view(source, _carries(self.path), renames, unkeyed=unkeyed)
+                connection.execute(view)
                 continue
             if name == "changes" and renames:  # stored under a name since learned as translated
                 columns = columns.replace('"card"', "coalesce(a.english, c.card) AS card")
@@ -318,6 +323,14 @@ _TRANSLATION_TEXTS = (
 )
 
 
+# A rule of a dataset whose rulings are not yet keyed by rule number (before version 7,
+# until its next run upgrades it) may be keyed to no ruling: its text is its hash's.
+_BY_HASH = (
+    " LEFT JOIN (SELECT text_hash, min(text) AS text FROM rulings GROUP BY text_hash) AS h "
+    "ON s.text IS NULL AND r.text IS NULL AND h.text_hash = s.text_hash"
+)
+
+
 def _aliases(version: store.Version) -> pa.Table:
     """Each translated card name the runs learned (`alias`), with its `english` name."""
     names = version.table("names")
@@ -331,7 +344,13 @@ def _aliases(version: store.Version) -> pa.Table:
 _ALIASES = make_schema([pa.field("alias", pa.string()), pa.field("english", pa.string())])
 
 
-def _sightings_view(source: str, carries: bool, renames: bool = False) -> str:  # noqa: FBT001, FBT002
+def _sightings_view(
+    source: str,
+    carries: bool,  # noqa: FBT001
+    renames: bool = False,  # noqa: FBT001, FBT002
+    *,
+    unkeyed: bool = False,
+) -> str:
     """The DuckDB view of the sightings parts of SOURCE (a read_parquet() of them).
 
     If some part CARRIES rows (storage/carry.py), each carried row becomes the sightings it
@@ -358,7 +377,7 @@ def _sightings_view(source: str, carries: bool, renames: bool = False) -> str:  
             "AND w.position = c.base_position + c.k"
         )
     columns = ", ".join(
-        "coalesce(s.text, r.text, h.text) AS text" if column == "text"
+        f"coalesce(s.text, r.text{', h.text' if unkeyed else ''}) AS text" if column == "text"
         else "coalesce(a.english, s.card) AS card" if column == "card" and renames
         else f's."{column}"'
         for column in names
@@ -369,9 +388,7 @@ def _sightings_view(source: str, carries: bool, renames: bool = False) -> str:  
     return (
         f"CREATE VIEW sightings AS SELECT {columns} FROM ({stored}) AS s "  # noqa: S608
         f"LEFT JOIN rulings AS r ON s.text IS NULL AND {same_key} "
-        # A rule of a version-6 dataset not yet upgraded may be keyed to no ruling.
-        "LEFT JOIN (SELECT text_hash, min(text) AS text FROM rulings GROUP BY text_hash) AS h "
-        f"ON s.text IS NULL AND r.text IS NULL AND h.text_hash = s.text_hash{aliased} "
+        f"{_BY_HASH if unkeyed else ''}{aliased} "
         "ORDER BY s.run, s.source_path, s.position"
     )
 

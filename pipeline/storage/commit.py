@@ -284,6 +284,9 @@ def _adopt(out: Path, folder: Path) -> Path:
             _link_or_copy(found.resolve(), target)
         elif name not in PARTITIONED:
             _write_durable(target, in_memory(name).empty_table(), name)
+    for seg in index.segment_ids(folder):  # the same parts: the same index (a newer table)
+        (staging / index.INDEX).mkdir(exist_ok=True)
+        _link_or_copy(index.segment_path(folder, seg), index.segment_path(staging, seg))
     _fsync(staging)
     version = staging.rename(versions / name_of)
     current = out / CURRENT
