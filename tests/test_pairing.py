@@ -68,7 +68,7 @@ def scores(*groups: str) -> dict[str, tuple[int, int, int]]:
 
 
 def test_labelled_set_floors() -> None:
-    """Today's figures on the labelled set do not fall (README, "How rulings are paired")."""
+    """Today's figures on the labelled set do not fall (docs/history.md, rulings paired)."""
     counts = scores()
     tp, fp, _ = counts["amended"]
     assert tp >= 57  # of the 59 labelled rewordings
@@ -96,7 +96,7 @@ def test_same_card_versions_meet_issue_bar() -> None:
     assert tp / (tp + fn) >= 0.95
 
 
-@pytest.mark.xfail(strict=True, reason="the two-era stand-ins hold 7 false amendments (README)")
+@pytest.mark.xfail(strict=True, reason="the two-era stand-ins hold 7 false amendments (docs)")
 def test_whole_labelled_set_meets_issue_bar() -> None:
     """The same bar over every case, the two-era stand-ins and engine copies included."""
     tp, fp, fn = scores()["amended"]

@@ -254,7 +254,7 @@ def _sightings_readers(out: Path) -> dict[str, Callable[[], list[int]]]:
 def test_readers_during_commits(tmp_path: Path) -> None:
     """Readers in a loop while runs commit: no error, and every read is one whole version.
 
-    As README tells readers: a rewritten table by the path its link resolves to (or an
+    As docs/dataset.md tells readers: a rewritten table by the path its link resolves to (or an
     open file, or DuckDB, which opens it once), or through open_dataset(); the folders of
     parts as they are. Polars and pyarrow open a path more than once: through the link, a
     commit in between makes them read two versions' bytes.
