@@ -1,4 +1,4 @@
-"""Rewordings and replacements: the labelled real pairs, the issue's cases, the suspend change."""
+"""Rewordings and replacements: the labelled real pairs, the quoted 2025 cases, the suspend change."""
 
 from __future__ import annotations
 
@@ -82,9 +82,9 @@ def test_labelled_set_floors() -> None:
 
 
 def test_same_card_versions_meet_issue_bar() -> None:
-    """Issue 14: amendments at 98% precision and 95% recall on one card's real versions.
+    """The pairing bar: amendments at 98% precision and 95% recall on one card's real versions.
 
-    The issue's set: its quoted pairs, the seed 003 -> 000 scenario, the seeds against the
+    The bar's set: the 2025 texts quoted when it was set, the seed 003 -> 000 scenario, the seeds against the
     real files of ../shared.
     """
     tp, fp, fn = scores("same card")["amended"]
@@ -108,7 +108,7 @@ def test_whole_labelled_set_meets_issue_bar() -> None:
     "name", ["phantom-wurm-2022-2025", "dread-return-2022-2025"], ids=["phantom-wurm", "dread"]
 )
 def test_rewordings_in_new_words_are_amendments(name: str) -> None:
-    """The issue's rewordings pair one to one, found by their words."""
+    """The quoted 2025 rewordings pair one to one, found by their words."""
     changes = run(CASES[name])
     amended, _ = found(changes)
     assert amended == labelled(CASES[name], "amended")

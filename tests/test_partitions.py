@@ -48,7 +48,7 @@ def _replay(raw: Path, out: Path) -> None:
 
 
 def _v3_columns(name: str) -> list[str]:
-    """The columns version 3 had; `group` of changes left out: issue 14 regrouped merges."""
+    """The columns version 3 had; `group` of changes left out: merges were regrouped later."""
     names = pq.read_schema(V3 / f"{name}.parquet").names
     return [n for n in TABLES[name].names if n in names and (name, n) != ("changes", "group")]
 

@@ -91,3 +91,37 @@ def test_every_docs_file_is_linked() -> None:
     docs = {f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md")}
     linked = set(re.findall(r"\]\((docs/[^)#]+)", README))
     assert docs == linked
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as a code host makes it: lowercase, punctuation dropped, - for blanks."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(text: str) -> set[str]:
+    """The anchors of every heading of a Markdown TEXT (fenced blocks left out)."""
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    return {_slug(line.lstrip("#")) for line in text.splitlines() if re.match(r"#{1,6} ", line)}
+
+
+_PAGES = [
+    "README.md",
+    "CHANGELOG.md",
+    *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md"))),
+]
+
+
+@pytest.mark.parametrize("page", _PAGES)
+def test_links_lead_somewhere(page: str) -> None:
+    """Every relative link of the page leads to a file, and its #anchor to a heading there."""
+    path = ROOT / page
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.DOTALL)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        linked = (path.parent / file).resolve() if file else path
+        assert linked.exists(), (page, target)
+        if anchor:
+            assert anchor in _anchors(linked.read_text(encoding="utf-8")), (page, target)
