@@ -176,7 +176,8 @@ def small_run(big_out: Path, work: Path, added: int = 1_000) -> Figures:
     """Time one run adding ADDED rulings of new cards to the dataset in BIG_OUT.
 
     An MTGJSON set file, whose rulings name their cards: Scryfall rulings without a catalog
-    have no card, and all of them form one snapshot (a daily run of them would compare every ruling with every other).
+    have no card, and all of them form one snapshot (a daily run of them would compare every
+    ruling with every other).
     """
     extra = work / f"raw-extra-{time.time_ns()}"
     mtgjson_set(extra / "set.json", added, prefix=f"Extra {extra.name[-6:]}")

@@ -1,4 +1,4 @@
-"""Each hostile file (tests/test_limits.py's cases) beside a good seed: exit code, reason, seconds, peak RSS.
+"""Each hostile file beside a good seed: exit code, reason, seconds, peak RSS.
 
 Every case is one `pipeline ingest` of a fresh raw folder (the Rift Bolt seed and the
 hostile file) into a fresh dataset, run from a small parent process under an address-space

@@ -1,4 +1,4 @@
-"""Rewordings and replacements: the labelled real pairs, the quoted 2025 cases, the suspend change."""
+"""Rewordings and replacements: the labelled real pairs, the quoted 2025 texts, suspend."""
 
 from __future__ import annotations
 
@@ -84,8 +84,8 @@ def test_labelled_set_floors() -> None:
 def test_same_card_versions_meet_issue_bar() -> None:
     """The pairing bar: amendments at 98% precision and 95% recall on one card's real versions.
 
-    The bar's set: the 2025 texts quoted when it was set, the seed 003 -> 000 scenario, the seeds against the
-    real files of ../shared.
+    The bar's set: the 2025 texts quoted when it was set, the seed 003 -> 000 scenario, the
+    seeds against the real files of ../shared.
     """
     tp, fp, fn = scores("same card")["amended"]
     assert tp / (tp + fp) >= 0.98
