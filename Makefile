@@ -7,10 +7,11 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+NOTEBOOK_STAMP := $(VENV)/.installed-notebook
 RAW ?= raw
 OUT ?= normalized
 
-.PHONY: run test lint format bench lexicon clean
+.PHONY: run test lint format bench lexicon notebook clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +46,15 @@ format: $(DEV_STAMP)
 BENCH ?=
 bench: $(DEV_STAMP)
 	$(PY) benchmarks/bench.py $(BENCH)
+
+# JupyterLab on top of make run's .venv (the notebook extra; make test never installs it),
+# then examples/analysis.ipynb opened in it. Run make run first for a dataset to read.
+$(NOTEBOOK_STAMP): $(STAMP)
+	$(PIP) -e '.[analysis,notebook]'
+	touch $(NOTEBOOK_STAMP)
+
+notebook: $(NOTEBOOK_STAMP)
+	$(VENV)/bin/jupyter lab examples/analysis.ipynb
 
 # Rebuilds pipeline/folding/translate/lexicon.json.gz from ../shared/realdata's MTGJSON set files.
 lexicon: $(STAMP)

@@ -107,7 +107,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--bulk", type=int, default=120_000, help="rulings in one bulk file")
     parser.add_argument("--naive-sample", type=int, default=2_000)
     # Ten days, while a daily run of the 120k bulk file costs about 6x the first ingest (as
-    # measured on issue 18's store); issue 18's month is `make bench BENCH="--days 30"`.
+    # measured on the partitioned store); the month is `make bench BENCH="--days 30"`.
     parser.add_argument("--days", type=int, default=10, help="days of the daily-job scenario")
     parser.add_argument(
         "--quick", action="store_true", help="a tenth of every size, one run, five days"
@@ -178,7 +178,7 @@ def main() -> None:
 
 
 def _incremental(work: Path, big_out: Path, args: argparse.Namespace) -> None:
-    """Issue 18's figures: a small run on the large dataset, and the daily-job scenario."""
+    """The store's figures: a small run on the large dataset, and the daily-job scenario."""
     print(f"small run on the large dataset ({args.large:,} rulings):")
     report_small(small_run(big_out, work), args.large)
     print(f"daily job: one {args.bulk:,}-ruling bulk file, amended, over {args.days} days:")

@@ -41,9 +41,9 @@ AMENDED, ADDED, REMOVED = 0.002, 0.001, 0.0002  # shares of the rulings changed 
 # What a daily job keeps on disk: the version in force and the one before (see above).
 DAILY_ENV = {"PIPELINE_RETAIN_SECONDS": "0"}
 MIB = 2**20
-# Issue 18's targets.
+# The daily job's targets: day 30 / day 1 time, peak RSS spread and ceiling, MiB a day.
 TIME_RATIO, RSS_SPREAD, RSS_CEILING, GROWTH_CEILING = 1.25, 0.10, 600.0, 10.0
-STEADY_CEILING = 2.0  # issue 33's: MiB a day once the first daily run is past
+STEADY_CEILING = 2.0  # the carried sightings' target: MiB a day once the first daily run is past
 SMALL_SECONDS, SMALL_RSS = 2.0, 500.0
 _ENDS = 5  # days at each end whose median times are compared
 
@@ -176,7 +176,8 @@ def small_run(big_out: Path, work: Path, added: int = 1_000) -> Figures:
     """Time one run adding ADDED rulings of new cards to the dataset in BIG_OUT.
 
     An MTGJSON set file, whose rulings name their cards: Scryfall rulings without a catalog
-    have no card, and all of them form one snapshot (see the closing note of issue 18).
+    have no card, and all of them form one snapshot (a daily run of them would compare every
+    ruling with every other).
     """
     extra = work / f"raw-extra-{time.time_ns()}"
     mtgjson_set(extra / "set.json", added, prefix=f"Extra {extra.name[-6:]}")

@@ -1,4 +1,4 @@
-"""Each hostile file of issue 16 beside a good seed: exit code, reason, seconds, peak RSS.
+"""Each hostile file beside a good seed: exit code, reason, seconds, peak RSS.
 
 Every case is one `pipeline ingest` of a fresh raw folder (the Rift Bolt seed and the
 hostile file) into a fresh dataset, run from a small parent process under an address-space
@@ -51,7 +51,7 @@ def _mtgjson(rulings: bytes) -> bytes:
 
 
 def cases() -> dict[str, bytes | None]:
-    """The files of the issue's table (None: a named pipe), by name."""
+    """The hostile files (None: a named pipe), by name."""
     return {
         "(the seed alone)": b"",
         "deep-array.json": b"[" * 200_000 + b"]" * 200_000,

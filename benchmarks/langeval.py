@@ -49,7 +49,8 @@ LANGUAGES = {
 }
 ORDER = ["en", "de", "fr", "it", "es", "pt", "ja", "ko", "ru", "zh"]
 # Sets never looked at while choosing the detector's word lists and thresholds, nor used to
-# build its n-gram profiles: the figures quoted in README are these, unless said otherwise.
+# build its n-gram profiles: the figures quoted in docs/translations.md are these, unless said
+# otherwise.
 HELD_OUT = ("AFR", "MH2", "NEO", "PLC", "TSP", "VOW")
 
 

@@ -141,7 +141,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
 
     Each file is read under caps raised with environment variables: PIPELINE_MAX_DEPTH,
     PIPELINE_MAX_HTML_DEPTH, PIPELINE_MAX_STRING, PIPELINE_MAX_RULING, PIPELINE_FILE_MEMORY,
-    PIPELINE_FILE_SECONDS (README, "Limits").
+    PIPELINE_FILE_SECONDS (docs/sources.md, "Limits").
     """
     with interrupts.guarded() as guard:
         report = _guarded(

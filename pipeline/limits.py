@@ -1,6 +1,6 @@
 """Caps on what one input file may hold and cost, so a hostile file costs only its rejection.
 
-The caps sit far above the real data (see README, "Limits") and are raised with environment
+The caps sit far above the real data (see docs/sources.md, "Limits") and are raised with environment
 variables; the run reads them once and hands them to every worker with its jobs.
 """
 

@@ -119,7 +119,7 @@ def test_rift_bolt_today_is_its_freshest_source(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def three_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Issue 38's runs: the seeds; the 22 MTGJSON files and the 2023-11-17 rules; 2024-02-06."""
+    """Three runs: the seeds; the 22 MTGJSON files and the 2023-11-17 rules; 2024-02-06."""
     if not REALDATA.is_dir():
         pytest.skip("needs ../shared/realdata")
     root = tmp_path_factory.mktemp("three-runs")

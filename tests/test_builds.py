@@ -1,4 +1,4 @@
-"""One-file builds and older MTGJSON (issue 31): AllPrintings, v4 set objects, AllSets, catalogs.
+"""One-file builds and older MTGJSON: AllPrintings, v4 set objects, AllSets, catalogs.
 
 The one-file inputs are built inside the tests from real set files of ../shared/realdata:
 PLC (Dichotomancy and its translations), M19 and M20 (18 rulings reprinted in both).

@@ -1,4 +1,4 @@
-"""README's data dictionary against the files a run writes, and its "Reading it" examples run."""
+"""docs/dataset.md against the files a run writes, and README's "Reading it" examples run."""
 
 from __future__ import annotations
 
@@ -21,21 +21,22 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DICTIONARY = (ROOT / "docs" / "dataset.md").read_text(encoding="utf-8")
 _TYPES = {"string": "string", "date32": "date32[day]", "int64": "int64", "bool": "bool",
           "float64": "double"}  # fmt: skip
-# The tables README documents as a table of columns; the others as a sentence listing them.
+# The tables docs/dataset.md documents as a table of columns; the others as a sentence listing them.
 _TABULATED = ("rulings", "sightings", "changes", "state")
 
 
 def _section(table: str) -> str:
-    """README's section of TABLE: from its `### `normalized/TABLE…` heading to the next."""
-    start = README.index(f"### `normalized/{table}")
-    end = README.index("\n### ", start + 1)
-    return README[start:end]
+    """docs/dataset.md's section of TABLE: from its `### `normalized/TABLE…` heading to the next."""
+    start = DICTIONARY.index(f"### `normalized/{table}")
+    ends = [DICTIONARY.find(mark, start + 1) for mark in ("\n### ", "\n## ")]
+    return DICTIONARY[start : min((end for end in ends if end != -1), default=len(DICTIONARY))]
 
 
 def _documented(table: str, types: dict[str, tuple[str, bool]]) -> list[tuple[str, str, bool]]:
-    """(column, type, nullable) of each row of TABLE's column table, in README's order.
+    """(column, type, nullable) of each row of TABLE's column table, in docs/dataset.md's order.
 
     A row with no type ("as in rulings", "the key it is stored under") takes the type
     TYPES (the rulings' rows) gives its columns.
@@ -88,7 +89,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("table", _TABULATED)
 def test_column_tables_match_the_files(dataset: Path, table: str) -> None:
-    """Every column, its type, nullability and place, as README's table gives them."""
+    """Every column, its type, nullability and place, as docs/dataset.md's table gives them."""
     types = {c: (t, n) for c, t, n in _documented("rulings", {})}
     assert _documented(table, types) == _on_disk(dataset, table)
 

@@ -1,4 +1,4 @@
-"""Files as users download them (issue 31): compressed, zipped, JSON Lines; bombs, truncation."""
+"""Files as users download them: compressed, zipped, JSON Lines; bombs, truncation."""
 
 from __future__ import annotations
 

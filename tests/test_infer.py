@@ -44,7 +44,7 @@ def _ingest(
 
 
 def test_the_catalog_holds_the_common_words(catalog: Catalog) -> None:
-    """The catalog has the names the issue met as ordinary words, and thousands more."""
+    """The catalog has names that are also ordinary words, and thousands more."""
     assert len(catalog.oracle_of) > 5000
     for name in ("Consider", "Suspend", "Opt", "X", "Oracle", "Fire // Ice", "The Tenth Doctor"):
         assert name in catalog.oracle_of

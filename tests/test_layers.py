@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
-# The stages in the order the data goes through them (README, "Architecture").
+# The stages in the order the data goes through them (docs/architecture.md).
 STAGES = ["fetching", "text", "reading", "folding", "storage", "diffing", "publishing"]
 # Shared vocabulary any stage may import: errors, the row and table shapes, Arrow helpers.
 FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns", "interrupts"}

@@ -1,4 +1,4 @@
-"""Hostile files (issue 16): each limit, regular files only, budgets, dead workers."""
+"""Hostile files: each limit, regular files only, budgets, dead workers."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SEED = "001_ca7dd0badab20c1e.txt"  # Rift Bolt, 13 rulings
 SEED_RULINGS = 13
 CRASHED = "the reader crashed on this file (its worker process died: killed or out of memory)"
-# The issue's table, a few hundred KB each; the 50 MB ruling is a 300 KB one under a lower cap.
+# The hostile files, a few hundred KB each; the 50 MB ruling is a 300 KB one under a lower cap.
 TABLE: dict[str, tuple[bytes, str]] = {
     "deep-array.json": (b"[" * 200_000 + b"]" * 200_000, "PIPELINE_MAX_DEPTH"),
     "scryfall-deep-data.json": (
@@ -64,7 +64,7 @@ def _raw(tmp_path: Path, files: dict[str, bytes]) -> Path:
 
 @pytest.mark.parametrize("name", list(TABLE))
 def test_each_hostile_file_is_rejected_beside_the_seed(tmp_path: Path, name: str) -> None:
-    """Each file of the issue's table is rejected naming its limit; the seed is stored."""
+    """Each hostile file is rejected naming its limit; the seed is stored."""
     data, reason = TABLE[name]
     raw = _raw(tmp_path, {name: data})
     report = ingest([raw], out=tmp_path / "out", limits=LOWER)

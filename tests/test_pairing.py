@@ -1,4 +1,4 @@
-"""Rewordings and replacements: the labelled real pairs, the issue's cases, the suspend change."""
+"""Rewordings and replacements: the labelled real pairs, the quoted 2025 texts, suspend."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def scores(*groups: str) -> dict[str, tuple[int, int, int]]:
 
 
 def test_labelled_set_floors() -> None:
-    """Today's figures on the labelled set do not fall (README, "How rulings are paired")."""
+    """Today's figures on the labelled set do not fall (docs/history.md, rulings paired)."""
     counts = scores()
     tp, fp, _ = counts["amended"]
     assert tp >= 57  # of the 59 labelled rewordings
@@ -82,10 +82,10 @@ def test_labelled_set_floors() -> None:
 
 
 def test_same_card_versions_meet_issue_bar() -> None:
-    """Issue 14: amendments at 98% precision and 95% recall on one card's real versions.
+    """The pairing bar: amendments at 98% precision and 95% recall on one card's real versions.
 
-    The issue's set: its quoted pairs, the seed 003 -> 000 scenario, the seeds against the
-    real files of ../shared.
+    The bar's set: the 2025 texts quoted when it was set, the seed 003 -> 000 scenario, the
+    seeds against the real files of ../shared.
     """
     tp, fp, fn = scores("same card")["amended"]
     assert tp / (tp + fp) >= 0.98
@@ -96,7 +96,7 @@ def test_same_card_versions_meet_issue_bar() -> None:
     assert tp / (tp + fn) >= 0.95
 
 
-@pytest.mark.xfail(strict=True, reason="the two-era stand-ins hold 7 false amendments (README)")
+@pytest.mark.xfail(strict=True, reason="the two-era stand-ins hold 7 false amendments (docs)")
 def test_whole_labelled_set_meets_issue_bar() -> None:
     """The same bar over every case, the two-era stand-ins and engine copies included."""
     tp, fp, fn = scores()["amended"]
@@ -108,7 +108,7 @@ def test_whole_labelled_set_meets_issue_bar() -> None:
     "name", ["phantom-wurm-2022-2025", "dread-return-2022-2025"], ids=["phantom-wurm", "dread"]
 )
 def test_rewordings_in_new_words_are_amendments(name: str) -> None:
-    """The issue's rewordings pair one to one, found by their words."""
+    """The quoted 2025 rewordings pair one to one, found by their words."""
     changes = run(CASES[name])
     amended, _ = found(changes)
     assert amended == labelled(CASES[name], "amended")

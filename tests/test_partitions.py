@@ -48,7 +48,7 @@ def _replay(raw: Path, out: Path) -> None:
 
 
 def _v3_columns(name: str) -> list[str]:
-    """The columns version 3 had; `group` of changes left out: issue 14 regrouped merges."""
+    """The columns version 3 had; `group` of changes left out: merges were regrouped later."""
     names = pq.read_schema(V3 / f"{name}.parquet").names
     return [n for n in TABLES[name].names if n in names and (name, n) != ("changes", "group")]
 
@@ -254,7 +254,7 @@ def _sightings_readers(out: Path) -> dict[str, Callable[[], list[int]]]:
 def test_readers_during_commits(tmp_path: Path) -> None:
     """Readers in a loop while runs commit: no error, and every read is one whole version.
 
-    As README tells readers: a rewritten table by the path its link resolves to (or an
+    As docs/dataset.md tells readers: a rewritten table by the path its link resolves to (or an
     open file, or DuckDB, which opens it once), or through open_dataset(); the folders of
     parts as they are. Polars and pyarrow open a path more than once: through the link, a
     commit in between makes them read two versions' bytes.

@@ -28,11 +28,11 @@ AMEND_THRESHOLD = 70.0
 # LENGTH_RATIO of the other's length in words. A removed ruling that reads inside an added one
 # (partial ratio at REPLACE_THRESHOLD or above, at least REPLACE_LENGTH_RATIO of its length in
 # words) is replaced by it. Chosen on the labelled real pairs of tests/fixtures/diff-labels.json
-# and on unrelated rulings of real cards (README, "How rulings are paired"): at 40 the issue's
-# rewordings pair (40.5-61.3), every one of one card's real versions does (10 of 10), and 10
-# of 235 cross-card comparisons get a false amendment; at 36 twice as many false ones do, at
-# 46 three of the ten are missed. Between two cards' look-alike rulings true and false
-# rewordings overlap: no threshold separates them.
+# and on unrelated rulings of real cards (docs/history.md, "How rulings are paired"): at 40
+# the quoted 2025 rewordings pair (40.5-61.3), every one of one card's real versions does (10
+# of 10), and 10 of 235 cross-card comparisons get a false amendment; at 36 twice as many
+# false ones do, at 46 three of the ten are missed. Between two cards' look-alike rulings true
+# and false rewordings overlap: no threshold separates them.
 WORDS_THRESHOLD = 40.0
 LENGTH_RATIO = 0.5
 # Before rewordings, a ruling whose sentences are all, in order, sentences of the other (cut
@@ -45,8 +45,8 @@ REPLACE_LENGTH_RATIO = 0.35  # a one-line ruling "inside" a long one is mostly a
 # rarity, 0-100): characters alone let "The cards are exiled face up." read inside "If you
 # control multiple copies of Chaos Channeler, each one tracks the cards it has exiled
 # separately." (72.4). The suspend merge's removed rulings score 52.9 and 53.9; unrelated rulings
-# of two cards of one set (README's stress set over every MTGJSON 2022 file) 23 at the median,
-# 35-40 at the 90th percentile.
+# of two cards of one set (docs/history.md's stress set over every MTGJSON 2022 file) 23 at the
+# median, 35-40 at the 90th percentile.
 REPLACE_WORDS = 45.0
 _BLOCK = 256  # removed texts scored against the added ones at a time (a float64 row each)
 

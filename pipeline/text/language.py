@@ -63,7 +63,7 @@ _MAX_KANJI_ONLY = 12
 _SHORT_ENGLISH = frozenset({"yes", "no", "ok"})
 _MIN_LETTERS = 3
 # Below this margin (natural log-likelihood between the best two languages) the profiles
-# are unsure and langdetect decides (see README for how it was chosen).
+# are unsure and langdetect decides (see docs/translations.md for how it was chosen).
 MIN_MARGIN = 3.0
 
 
