@@ -24,6 +24,7 @@ from pipeline.publishing.render import render_markdown
 from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from pipeline.folding.translate.link import Query
@@ -225,13 +226,15 @@ def test_a_translation_of_no_card_scores_its_shortlist_only(
     rows.append((None, "en", SPELL_TARGETS.format("it's exiled"), True))
     rows.append((None, "ko", KOREAN_TARGETS, True))
     scored: list[int] = []
-    coverage = EnglishIndex.coverage
+    coverage_many = EnglishIndex.coverage_many
 
-    def counted(self: EnglishIndex, doc: int, query: Query) -> float:
-        scored.append(doc)
-        return coverage(self, doc, query)
+    def counted(
+        self: EnglishIndex, queries: Sequence[Query], pair_query: Any, pair_doc: Any
+    ) -> Any:
+        scored.extend(pair_doc.tolist())
+        return coverage_many(self, queries, pair_query, pair_doc)
 
-    monkeypatch.setattr(EnglishIndex, "coverage", counted)
+    monkeypatch.setattr(EnglishIndex, "coverage_many", counted)
     (row,) = translations_table(_rulings(rows)).to_pylist()
     assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format("it's exiled"))
     assert row["method"] == "dataset"

@@ -49,13 +49,15 @@ def translations_table(
     english: Any = pc.fill_null(pc.equal(lang, pa.scalar(ENGLISH)), pa.scalar(False))  # noqa: FBT003
     index = EnglishIndex(_first_texts(rulings, english))
     translations = sorted(_translations(rulings, lang).items(), key=_order)
-    texts: dict[str, tuple[str, str]] = {}  # one ranking per text, whatever card it is on
-    for (text_hash, _), (lang_code, text) in translations:
-        if lang_code in lexicon:
-            texts.setdefault(text_hash, (text, lang_code))
-    rankings = dict(zip(texts, rank_many(list(texts.values()), index, lexicon, workers),
-                        strict=True))  # fmt: skip
     owned = _own(rulings, english, {card for (_, card), _ in translations if card is not None})
+    # One ranking per text, whatever card it is on: the own texts of each of its cards scored.
+    texts: dict[str, tuple[str, str, set[int]]] = {}
+    for (text_hash, card), (lang_code, text) in translations:
+        if lang_code in lexicon:
+            positions = texts.setdefault(text_hash, (text, lang_code, set()))[2]
+            positions.update(index.position[h] for h in owned.get(card, ()) if h in index.position)
+    asked = [(text, lang_code, sorted(mine)) for text, lang_code, mine in texts.values()]
+    rankings = dict(zip(texts, rank_many(asked, index, lexicon, workers), strict=True))
     links: list[Link] = []
     for (text_hash, card), (lang_code, _) in translations:
         if lang_code not in lexicon:
