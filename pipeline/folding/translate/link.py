@@ -95,8 +95,10 @@ class EnglishIndex:
         }
         # Coverage weights, and each text's total over the terms it must have covered.
         self.weights = {term: self._weight(term) for term in frequency}
+        # Summed in sorted order: a set's order changes with the process's hash seed, and
+        # the last bits of a sum with it, which decided near-ties differently run to run.
         self.required = [
-            sum(self.weights[term] for term in terms - optional)
+            sum(self.weights[term] for term in sorted(terms - optional))
             for terms, optional in zip(self.terms, self.optional, strict=True)
         ]
         self._folded: dict[int, str] = {}
