@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 from scipy import sparse
 
 from pipeline.folding.translate.features import (
@@ -600,9 +600,19 @@ def decide(
 
 def _versions(best: int, ranked: Sequence[tuple[int, float]], index: EnglishIndex) -> set[int]:
     """The candidates of RANKED (after the first) that are versions of BEST's text."""
-    best_text = index.folded(best)
+    others = [i for i, _ in ranked[1:]]
+    if not others:
+        return set()
+    # One call for the whole row; in doubles, as fuzz.ratio() answers one pair.
+    similar = process.cdist(
+        [index.folded(best)],
+        [index.folded(i) for i in others],
+        scorer=fuzz.ratio,
+        dtype=np.float64,
+        score_cutoff=VERSION_SIMILARITY,
+    )[0]
     return {
-        i for i, _ in ranked[1:] if fuzz.ratio(best_text, index.folded(i)) >= VERSION_SIMILARITY
+        i for i, value in zip(others, similar.tolist(), strict=True) if value >= VERSION_SIMILARITY
     }
 
 
