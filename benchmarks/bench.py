@@ -62,7 +62,7 @@ def _side_by_side(raw: Path, out: Path, texts: int, runs: int) -> str:
 
 
 def _linked(work: Path, rulings: int, runs: int) -> tuple[str, str]:
-    """Issue 39's synthetic case: a first ingest whose rulings are a tenth translations."""
+    """The multilingual issue's synthetic case: a first ingest whose rulings are a tenth translations."""
     raw = work / "raw-linked"
     if not raw.exists():
         generate(raw, rulings, seed=4)
@@ -99,7 +99,7 @@ def _real_files(work: Path, runs: int) -> tuple[str, str]:
 def _real_languages(work: Path, runs: int) -> tuple[str, str]:
     """The worst case for language detection and linking: real texts in ten languages, all new.
 
-    Issue 39's real case too: the foreignData texts beside the English card texts and
+    The multilingual issue's real case too: the foreignData texts beside the English card texts and
     rulings of ../shared/realdata's set files, linked and not.
     """
     texts, raw = labelled_set(set_names("all")), work / "raw-languages"

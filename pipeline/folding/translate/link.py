@@ -53,7 +53,7 @@ PARALLEL_MIN = 2_000
 _CHUNK = 256
 # Scores one batch of translations holds against every English text (rank_batch): the
 # batch is as many translations as keep it under this, so memory stays bounded.
-_BATCH_CELLS = 1 << 22
+_BATCH_CELLS = 1 << 20
 # The index and lexicon rank_many() hands to its forked workers.
 _SHARED: tuple[EnglishIndex, Lexicon] | None = None
 
