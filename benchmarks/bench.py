@@ -62,7 +62,7 @@ def _side_by_side(raw: Path, out: Path, texts: int, runs: int) -> str:
 
 
 def _linked(work: Path, rulings: int, runs: int) -> tuple[str, str]:
-    """The multilingual issue's synthetic case: a first ingest whose rulings are a tenth translations."""
+    """The multilingual issue's synthetic case: a first ingest, a tenth of it translated."""
     raw = work / "raw-linked"
     if not raw.exists():
         generate(raw, rulings, seed=4)
