@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import json
+import os
 import random
+import subprocess
+import sys
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -24,6 +29,7 @@ from pipeline.publishing.render import render_markdown
 from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from pipeline.folding.translate.link import Query
@@ -204,6 +210,7 @@ def test_an_amended_original_makes_the_translation_stale() -> None:
 def test_an_original_found_elsewhere_is_current_if_current_anywhere() -> None:
     """An original from another card is current when some card holds it current."""
     rows = [r for r in _stale_case() if r[0] != "Rift Bolt" or r[1] == "ko"]
+    rows.append(("Rift Bolt", "en", "Rift Bolt's suspend cost is {R}.", True))
     (row,) = translations_table(_rulings(rows)).to_pylist()
     assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format("the card is exiled"))
     assert row["method"] == "dataset"
@@ -225,18 +232,84 @@ def test_a_translation_of_no_card_scores_its_shortlist_only(
     rows.append((None, "en", SPELL_TARGETS.format("it's exiled"), True))
     rows.append((None, "ko", KOREAN_TARGETS, True))
     scored: list[int] = []
-    coverage = EnglishIndex.coverage
+    coverage_many = EnglishIndex.coverage_many
 
-    def counted(self: EnglishIndex, doc: int, query: Query) -> float:
-        scored.append(doc)
-        return coverage(self, doc, query)
+    def counted(
+        self: EnglishIndex, queries: Sequence[Query], pair_query: Any, pair_doc: Any
+    ) -> Any:
+        scored.extend(pair_doc.tolist())
+        return coverage_many(self, queries, pair_query, pair_doc)
 
-    monkeypatch.setattr(EnglishIndex, "coverage", counted)
+    monkeypatch.setattr(EnglishIndex, "coverage_many", counted)
     (row,) = translations_table(_rulings(rows)).to_pylist()
     assert row["original_text_hash"] == text_hash(SPELL_TARGETS.format("it's exiled"))
     assert row["method"] == "dataset"
     assert row["original_current"] is True
     assert len(scored) == link_module.SHORTLIST
+
+
+def test_a_card_without_english_rulings_is_not_ranked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A known card with no English ruling holds no original: its translation costs nothing.
+
+    Its original is on another card all the same; the card's first English ruling re-links
+    it (update_translations).
+    """
+    rows = [r for r in _stale_case() if r[0] != "Rift Bolt" or r[1] == "ko"]
+
+    def refused(texts: Sequence[object], *_: object) -> list[object]:
+        assert not texts, "a translation of a card without English rulings was ranked"
+        return []
+
+    monkeypatch.setattr(link_module, "rank_batch", refused)
+    (row,) = translations_table(_rulings(rows)).to_pylist()
+    assert row["original_text_hash"] is None
+    assert row["method"] == "no-candidates"
+
+
+def test_batched_scoring_equals_one_by_one(seed_rulings: pa.Table) -> None:
+    """rank_batch() and coverage_many() give the floats rank() and coverage() give alone."""
+    english = [row for row in seed_rulings.to_pylist() if row["lang"] == "en"]
+    index = EnglishIndex({row["text_hash"]: row["text"] for row in english})
+    lexicon = shipped()
+    foreign = [(r["text"], r["lang"]) for r in seed_rulings.to_pylist() if r["lang"] != "en"]
+    texts = [(text, lang, (0, 3)) for text, lang in [*foreign, *UNRELATED, ("Ok.", "nl")]]
+    batched = link_module.rank_batch(texts, index, lexicon)
+    assert batched == [link_module.rank(t, lang, index, lexicon, own) for t, lang, own in texts]
+    queries = [index.weigh(link_module._foreign_terms(t, lang, lexicon)) for t, lang in foreign]
+    pairs = [(q, doc) for q in range(len(queries)) for doc in range(len(index))]
+    scores = index.coverage_many(
+        queries, np.asarray([q for q, _ in pairs]), np.asarray([d for _, d in pairs])
+    )
+    assert scores.tolist() == [index.coverage(doc, queries[q]) for q, doc in pairs]
+    assert max(scores) > 0.45
+
+
+_REQUIRED = """
+import json, sys
+from pipeline.folding.translate import EnglishIndex
+texts = json.loads(sys.argv[1])
+print(json.dumps(EnglishIndex({str(n): t for n, t in enumerate(texts)}).required))
+"""
+
+
+def test_scores_do_not_depend_on_the_hash_seed(seed_rulings: pa.Table) -> None:
+    """Two processes with other hash seeds weigh every English text alike, to the last bit.
+
+    A sum over a set of strings had the order of the process's hash seed: near-ties went
+    one way or the other from run to run.
+    """
+    texts = [r["text"] for r in seed_rulings.to_pylist() if r["lang"] == "en"]
+    found = {
+        subprocess.run(
+            [sys.executable, "-c", _REQUIRED, json.dumps(texts)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(found) == 1
 
 
 def test_table_rows_do_not_depend_on_input_order() -> None:

@@ -9,7 +9,8 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
+from scipy import sparse
 
 from pipeline.folding.translate.features import (
     ANCHOR,
@@ -39,12 +40,20 @@ MIN_MARGIN = 0.12
 # of one ruling ("… not when it's exiled" / "… not when the card is exiled"): either is the
 # right original, so the margin is measured against the best candidate outside them.
 VERSION_SIMILARITY = 80.0
+# A text of another card this similar to the card's own winner (but not a version of it) is
+# the same ruling worded for that card, which a set repeats across its cards: it is no
+# rival to the card's own (benchmarks/translate_eval.py --hand: 38 of 44 right instead of
+# 35, still none wrong, and no more false links with the original absent; 50 let one in).
+NEAR_DUPLICATE = 70.0
 # How many of the best-scoring candidates are compared for versions and the margin.
 SHORTLIST = 20
 # Fewer texts than this are ranked in the calling process: forking costs more than it saves.
 PARALLEL_MIN = 2_000
 # Texts a worker ranks per task.
 _CHUNK = 256
+# Scores one batch of translations holds against every English text (rank_batch): the
+# batch is as many translations as keep it under this, so memory stays bounded.
+_BATCH_CELLS = 1 << 20
 # The index and lexicon rank_many() hands to its forked workers.
 _SHARED: tuple[EnglishIndex, Lexicon] | None = None
 
@@ -91,12 +100,15 @@ class EnglishIndex:
         }
         # Coverage weights, and each text's total over the terms it must have covered.
         self.weights = {term: self._weight(term) for term in frequency}
+        # Summed in sorted order: a set's order changes with the process's hash seed, and
+        # the last bits of a sum with it, which decided near-ties differently run to run.
         self.required = [
-            sum(self.weights[term] for term in terms - optional)
+            sum(self.weights[term] for term in sorted(terms - optional))
             for terms, optional in zip(self.terms, self.optional, strict=True)
         ]
         self._folded: dict[int, str] = {}
         self._shapes: dict[int, tuple[int, float]] = {}
+        self._arrays: _Arrays | None = None
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -161,18 +173,191 @@ class EnglishIndex:
 
     def scores(self, text: str, lang: str, lexicon: Lexicon) -> NDArray[np.float64]:
         """Cosine of TEXT (in LANG, translated through the lexicon) with every English text."""
-        query = _translated_bag(text, lang, lexicon)
-        weights = {t: w * self.idf.get(t, self.unseen_idf) for t, w in query.items()}
-        norm = math.sqrt(sum(w * w for w in weights.values()))
-        hits = [(self.postings[t], w) for t, w in weights.items() if t in self.postings]
-        if not hits or norm == 0:
-            return np.zeros(len(self.hashes))
-        docs = np.concatenate([posting[0] for posting, _ in hits])
-        values = np.concatenate([posting[1] * (w / norm) for posting, w in hits])
-        scores: NDArray[np.float64] = np.bincount(
-            docs, weights=values, minlength=len(self.hashes)
-        ).astype(np.float64)
+        scores: NDArray[np.float64] = self.scores_many([_translated_bag(text, lang, lexicon)])[0]
         return scores
+
+    def scores_many(self, bags: Sequence[Mapping[str, float]]) -> NDArray[np.float64]:
+        """Cosine of each translated bag with every English text: one row per bag.
+
+        One bincount for the whole batch; each text's sums add its terms in the bag's order,
+        as scores() of one text always did, so a batch scores as texts one by one do.
+        """
+        postings = self.arrays().postings
+        rows: list[int] = []
+        terms: list[int] = []
+        scales: list[float] = []
+        for row, bag in enumerate(bags):
+            weights = {t: w * self.idf.get(t, self.unseen_idf) for t, w in bag.items()}
+            norm = math.sqrt(sum(w * w for w in weights.values()))
+            if norm == 0:
+                continue
+            for term, weight in weights.items():
+                found = postings.get(term)
+                if found is not None:
+                    rows.append(row)
+                    terms.append(found)
+                    scales.append(weight / norm)
+        arrays = self.arrays()
+        query = sparse.csr_array(
+            (
+                np.asarray(scales, dtype=np.float64),
+                np.asarray(terms, dtype=np.int64),
+                np.searchsorted(np.asarray(rows, dtype=np.int64), np.arange(len(bags) + 1)),
+            ),
+            shape=(len(bags), len(postings)),
+        )
+        # Each product adds a row's terms in the bag's order (its indices are left unsorted).
+        product = query @ arrays.matrix
+        return np.asarray(product.toarray(), dtype=np.float64)
+
+    def arrays(self) -> _Arrays:
+        """The index as arrays for coverage_many(), built once."""
+        if self._arrays is None:
+            names = sorted(self.weights)
+            vocabulary = {term: n for n, term in enumerate(names)}
+            keys: list[int] = []
+            optional: list[bool] = []
+            for doc, (terms, names_of_doc) in enumerate(
+                zip(self.terms, self.optional, strict=True)
+            ):
+                ids = sorted(vocabulary[term] for term in terms)
+                keys += [doc * len(names) + i for i in ids]
+                optional += [names[i] in names_of_doc for i in ids]
+            terms_of = list(self.postings)
+            lengths = [len(self.postings[term][0]) for term in terms_of]
+            matrix = sparse.csr_array(
+                (
+                    np.concatenate([np.zeros(0), *(self.postings[t][1] for t in terms_of)]),
+                    np.concatenate(
+                        [np.zeros(0, np.int64), *(self.postings[t][0] for t in terms_of)]
+                    ),
+                    np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                ),
+                shape=(len(terms_of), len(self.hashes)),
+            )
+            self._arrays = _Arrays(
+                {term: n for n, term in enumerate(terms_of)},
+                matrix,
+                vocabulary,
+                np.asarray([self.weights[term] for term in names], dtype=np.float64),
+                np.asarray(keys, dtype=np.int64),
+                np.asarray(optional, dtype=np.bool_),
+                np.asarray(self.required, dtype=np.float64),
+                np.asarray([not terms for terms in self.terms], dtype=np.bool_),
+            )
+        return self._arrays
+
+    def coverage_many(
+        self, queries: Sequence[Query], pair_query: NDArray[np.int64], pair_doc: NDArray[np.int64]
+    ) -> NDArray[np.float64]:
+        """coverage(pair_doc[k], queries[pair_query[k]]) of every pair k, in one pass.
+
+        The same sums in the same order as coverage() (so the same floats): each English
+        term the translation reaches, in the order it reaches them; each foreign term's
+        best credit, in item order.
+        """
+        arrays = self.arrays()
+        packed = [query.packed(arrays.vocabulary) for query in queries]
+        pairs = len(pair_query)
+        docs = pair_doc.astype(np.int64) * len(arrays.vocabulary)
+        foreign_hit = _foreign_hits(packed, pair_query, docs, arrays)
+        terms, best, owner = _rows([(p.reach_term, p.reach_best) for p in packed], pair_query)
+        found, at = _member(docs[owner] + terms, arrays.keys)
+        weight = arrays.weights[terms]
+        english_hit = np.bincount(owner, weights=weight * best * found, minlength=pairs)
+        named = found & arrays.optional[at] if len(at) else found
+        english_total = arrays.required[pair_doc] + np.bincount(
+            owner, weights=weight * named, minlength=pairs
+        )
+        total = np.asarray([p.total for p in packed], dtype=np.float64)[pair_query]
+        valid = ~arrays.empty[pair_doc] & (total > 0) & (english_total > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = np.sqrt((english_hit / english_total) * (foreign_hit / total))
+        return np.where(valid, scores, 0.0)
+
+
+class _Arrays(NamedTuple):
+    """An index as arrays: term ids, which text holds which term (sorted keys), weights."""
+
+    # The postings (cosine): each term's texts and values, flat, by term id.
+    postings: dict[str, int]
+    matrix: sparse.csr_array
+    vocabulary: dict[str, int]
+    weights: NDArray[np.float64]
+    # doc * len(vocabulary) + term id of each term a text holds, sorted; whether the term
+    # is one of its optional ones (names); each text's required total; texts with no term.
+    keys: NDArray[np.int64]
+    optional: NDArray[np.bool_]
+    required: NDArray[np.float64]
+    empty: NDArray[np.bool_]
+
+
+class Packed(NamedTuple):
+    """A Query as arrays of term ids (terms no English text holds left out)."""
+
+    total: float
+    item_weight: NDArray[np.float64]
+    # One row per (foreign term, English term it may stand for), items in order.
+    option_item: NDArray[np.int64]
+    option_term: NDArray[np.int64]
+    option_share: NDArray[np.float64]
+    # The English terms the translation reaches, in the order it reaches them; best share.
+    reach_term: NDArray[np.int64]
+    reach_best: NDArray[np.float64]
+
+
+def _rows(
+    parts: Sequence[tuple[NDArray[np.int64], NDArray[np.float64]]], pair_query: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+    """Each pair's copy of its query's rows: (ids, values, pair of each row)."""
+    lengths = np.asarray([len(ids) for ids, _ in parts], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    ids = np.concatenate([ids for ids, _ in parts]) if parts else np.zeros(0, np.int64)
+    values = np.concatenate([v for _, v in parts]) if parts else np.zeros(0)
+    counts = lengths[pair_query]
+    owner = np.repeat(np.arange(len(pair_query), dtype=np.int64), counts)
+    before = np.cumsum(counts) - counts
+    rows = np.repeat(starts[pair_query] - before, counts) + np.arange(counts.sum())
+    return ids[rows].astype(np.int64), values[rows], owner
+
+
+def _member(
+    keys: NDArray[np.int64], held: NDArray[np.int64]
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """Whether each key is in HELD (sorted), and where."""
+    if not len(held):
+        return np.zeros(len(keys), dtype=np.bool_), np.zeros(0, dtype=np.int64)
+    at = np.minimum(np.searchsorted(held, keys), len(held) - 1)
+    return held[at] == keys, at
+
+
+def _foreign_hits(
+    packed: Sequence[Packed],
+    pair_query: NDArray[np.int64],
+    docs: NDArray[np.int64],
+    arrays: _Arrays,
+) -> NDArray[np.float64]:
+    """Each pair's foreign weight covered: items' weights times their best credit, summed."""
+    pairs = len(pair_query)
+    offsets = np.cumsum([0] + [len(p.item_weight) for p in packed[:-1]]).astype(np.int64)
+    items, shares, owner = _rows(
+        [
+            (p.option_item + offset, p.option_share)
+            for p, offset in zip(packed, offsets, strict=True)
+        ],
+        pair_query,
+    )
+    terms, _, _ = _rows([(p.option_term, p.option_share) for p in packed], pair_query)
+    if not len(items):
+        return np.zeros(pairs)
+    found, _ = _member(docs[owner] + terms, arrays.keys)
+    change = np.ones(len(items), dtype=np.bool_)
+    change[1:] = (owner[1:] != owner[:-1]) | (items[1:] != items[:-1])
+    starts = np.flatnonzero(change)
+    credit = np.maximum.reduceat(shares * found, starts)
+    weights = np.concatenate([p.item_weight for p in packed])[items[starts]]
+    hits = np.bincount(owner[starts], weights=weights * credit, minlength=pairs)
+    return np.asarray(hits, dtype=np.float64)
 
 
 class Query:
@@ -196,6 +381,27 @@ class Query:
                 self.best[term] = max(self.best.get(term, 0.0), share)
         self.first = {term: n for n, term in enumerate(self.reach)}
         self.reachable = frozenset(self.reach)
+
+    def packed(self, vocabulary: Mapping[str, int]) -> Packed:
+        """The query as arrays of VOCABULARY's term ids (EnglishIndex.coverage_many)."""
+        option_rows = [
+            (item, vocabulary[term], share)
+            for item, (options, _) in enumerate(self.items)
+            for term, share in options.items()
+            if term in vocabulary
+        ]
+        reached = [(vocabulary[t], self.best[t]) for t in self.reach if t in vocabulary]
+        items, terms, shares = zip(*option_rows, strict=True) if option_rows else ((), (), ())
+        reach_terms, best = zip(*reached, strict=True) if reached else ((), ())
+        return Packed(
+            self.total,
+            np.asarray([weight for _, weight in self.items], dtype=np.float64),
+            np.asarray(items, dtype=np.int64),
+            np.asarray(terms, dtype=np.int64),
+            np.asarray(shares, dtype=np.float64),
+            np.asarray(reach_terms, dtype=np.int64),
+            np.asarray(best, dtype=np.float64),
+        )
 
 
 def _english_bag(text: str) -> Counter[str]:
@@ -228,41 +434,96 @@ def _foreign_terms(text: str, lang: str, lexicon: Lexicon) -> list[dict[str, flo
 
 
 class Ranking(NamedTuple):
-    """A translation's best English candidates (index positions, best first) and its terms.
+    """A translation's best English candidates (index positions, best first), and more.
 
-    TERMS are Query.items: what travels back from a worker (the Query is rebuilt where a
-    card's own texts must be scored as well).
+    Only numbers: what travels back from a worker, and what a run holds for each text.
     """
 
     ranked: tuple[tuple[int, float], ...]
-    terms: tuple[tuple[dict[str, float], float], ...]
     # The translation's sentences and length in English (features.shape).
     shape: tuple[int, float] = (1, 0.0)
+    # Coverage of the candidates asked for beside the shortlist (rank_batch's OWN) that it
+    # left out: decide() reads a card's own texts' scores here.
+    own: tuple[tuple[int, float], ...] = ()
 
 
-def rank(text: str, lang: str, index: EnglishIndex, lexicon: Lexicon) -> Ranking:
+_NOTHING = Ranking(())
+
+
+def rank(
+    text: str, lang: str, index: EnglishIndex, lexicon: Lexicon, own: Sequence[int] = ()
+) -> Ranking:
     """Shortlist by cosine over the inverted index, then order by coverage."""
-    if len(index) == 0 or lang not in lexicon:
-        return Ranking((), ())
-    cosine = index.scores(text, lang, lexicon)
-    count = min(SHORTLIST, len(cosine))
-    shortlist = np.argpartition(-cosine, count - 1)[:count].tolist()
-    terms = index.weigh(_foreign_terms(text, lang, lexicon))
-    scored = [(i, index.coverage(i, terms)) for i in shortlist]
-    return Ranking(tuple(_ordered(scored, index)), tuple(terms.items), shape(text, lang))
+    return rank_batch([(text, lang, own)], index, lexicon)[0]
+
+
+def rank_batch(
+    texts: Sequence[tuple[str, str, Sequence[int]]], index: EnglishIndex, lexicon: Lexicon
+) -> list[Ranking]:
+    """rank() of each (text, lang, own) of TEXTS, many at once; OWN are scored as well.
+
+    The cosines of a batch are one matrix, the shortlists one argpartition, and every
+    (translation, candidate) coverage one pass of coverage_many(): the same rankings as
+    one text at a time, without a Python loop per candidate.
+    """
+    if len(index) == 0:
+        return [_NOTHING for _ in texts]
+    step = max(1, min(len(texts), _BATCH_CELLS // len(index)))
+    found: list[Ranking] = []
+    for start in range(0, len(texts), step):
+        found += _rank_batch(texts[start : start + step], index, lexicon)
+    return found
+
+
+def _rank_batch(
+    texts: Sequence[tuple[str, str, Sequence[int]]], index: EnglishIndex, lexicon: Lexicon
+) -> list[Ranking]:
+    known = [n for n, (_, lang, _) in enumerate(texts) if lang in lexicon]
+    found = [_NOTHING for _ in texts]
+    if not known:
+        return found
+    cosine = index.scores_many([_translated_bag(*texts[n][:2], lexicon) for n in known])
+    count = min(SHORTLIST, cosine.shape[1])
+    shortlists = np.argpartition(-cosine, count - 1, axis=1)[:, :count]
+    queries = [index.weigh(_foreign_terms(*texts[n][:2], lexicon)) for n in known]
+    candidates = []
+    for row, n in enumerate(known):
+        listed = shortlists[row].tolist()
+        candidates.append((listed, sorted(set(texts[n][2]) - set(listed))))
+    pair_query = np.asarray(
+        [row for row, (a, b) in enumerate(candidates) for _ in range(len(a) + len(b))],
+        dtype=np.int64,
+    )
+    pair_doc = np.asarray([i for a, b in candidates for i in (*a, *b)], dtype=np.int64)
+    scores = index.coverage_many(queries, pair_query, pair_doc).tolist()
+    at = 0
+    for row, n in enumerate(known):
+        listed, own = candidates[row]
+        mine = scores[at : at + len(listed) + len(own)]
+        at += len(listed) + len(own)
+        text, lang, _ = texts[n]
+        found[n] = Ranking(
+            tuple(_ordered(zip(listed, mine[: len(listed)], strict=True), index)),
+            shape(text, lang),
+            tuple(zip(own, mine[len(listed) :], strict=True)),
+        )
+    return found
 
 
 def rank_many(
-    texts: Sequence[tuple[str, str]], index: EnglishIndex, lexicon: Lexicon, workers: int = 1
+    texts: Sequence[tuple[str, str, Sequence[int]]],
+    index: EnglishIndex,
+    lexicon: Lexicon,
+    workers: int = 1,
 ) -> list[Ranking]:
-    """rank() of each (text, lang) of TEXTS, in order; on WORKERS processes when it pays.
+    """rank() of each (text, lang, own) of TEXTS, in order; on WORKERS processes when it pays.
 
     The workers are forked, so they share the index and lexicon as they are; where fork is
     not available (or for fewer than PARALLEL_MIN texts) the texts are ranked here. The
     rankings are the same either way.
     """
     if workers <= 1 or len(texts) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
-        return [rank(text, lang, index, lexicon) for text, lang in texts]
+        return rank_batch(texts, index, lexicon)
     chunks = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
     global _SHARED  # noqa: PLW0603 - what the forked workers inherit
     _SHARED = (index, lexicon)
@@ -273,12 +534,12 @@ def rank_many(
         _SHARED = None
 
 
-def _rank_chunk(texts: Sequence[tuple[str, str]]) -> list[Ranking]:
+def _rank_chunk(texts: Sequence[tuple[str, str, Sequence[int]]]) -> list[Ranking]:
     if _SHARED is None:
         msg = "_rank_chunk runs in a worker forked by rank_many()"
         raise RuntimeError(msg)
     index, lexicon = _SHARED
-    return [rank(text, lang, index, lexicon) for text, lang in texts]
+    return rank_batch(texts, index, lexicon)
 
 
 def _ordered(scored: Iterable[tuple[int, float]], index: EnglishIndex) -> list[tuple[int, float]]:
@@ -296,7 +557,8 @@ def decide(
 ) -> Link:
     """The link a ranking supports, with the card's own English texts (CARD_ORIGINALS) in it.
 
-    The card's own texts are always scored, shortlisted or not; a version of the winner that
+    The card's own texts are always scored, shortlisted or not (RANKING is rank()'s given
+    their positions); a version of the winner that
     the card holds is preferred as the original. The method says where the original was
     found: among the card's own English rulings ("card") or the whole dataset ("dataset");
     "unsure" when there is no link.
@@ -306,15 +568,17 @@ def decide(
     seen = {i for i, _ in ranking.ranked}
     own = [index.position[h] for h in card_originals if h in index.position]
     unseen = sorted(set(own) - seen)
-    extra: list[tuple[int, float]] = []
-    if unseen:  # the card's own texts outside the shortlist are scored as well
-        terms = Query(list(ranking.terms))
-        extra = [(i, index.coverage(i, terms)) for i in unseen]
+    scored = dict(ranking.own)
+    if not set(unseen) <= scored.keys():
+        msg = "decide() needs a ranking that scored the card's own texts (rank(…, own))"
+        raise ValueError(msg)
+    extra = [(i, scored[i]) for i in unseen]
     ranked = _ordered([*ranking.ranked, *extra], index)
     best, score = ranked[0]
-    versions = _versions(best, ranked, index)
+    versions, near = _similar(best, ranked, index)
     rival = next((value for i, value in ranked[1:] if i not in versions), 0.0)
-    if set(own) & (versions | {best}):
+    own_set = set(own)
+    if own_set & (versions | {best}):
         # The winner is the card's own (or a version of it). The form of a text survives
         # translation where its words may not (as many sentences, a like length): the lead
         # is measured on scores weighed by it, so a text of another card that the words
@@ -324,7 +588,11 @@ def decide(
             return value * shape_similarity(ranking.shape, index.shape(i))
 
         formed_rival = max(
-            (formed(i, value) for i, value in ranked if i not in versions and i != best),
+            (
+                formed(i, value)
+                for i, value in ranked
+                if i not in versions and i != best and (i in own_set or i not in near)
+            ),
             default=0.0,
         )
         rival = score - (formed(best, score) - formed_rival)
@@ -341,12 +609,24 @@ def decide(
     return Link(original, score, margin, method, (original, *sorted(set(others) - {original})))
 
 
-def _versions(best: int, ranked: Sequence[tuple[int, float]], index: EnglishIndex) -> set[int]:
-    """The candidates of RANKED (after the first) that are versions of BEST's text."""
-    best_text = index.folded(best)
-    return {
-        i for i, _ in ranked[1:] if fuzz.ratio(best_text, index.folded(i)) >= VERSION_SIMILARITY
-    }
+def _similar(
+    best: int, ranked: Sequence[tuple[int, float]], index: EnglishIndex
+) -> tuple[set[int], set[int]]:
+    """The candidates after the first that are versions of BEST, and its near-duplicates."""
+    others = [i for i, _ in ranked[1:]]
+    if not others:
+        return set(), set()
+    # One call for the whole row; in doubles, as fuzz.ratio() answers one pair.
+    similar = process.cdist(
+        [index.folded(best)],
+        [index.folded(i) for i in others],
+        scorer=fuzz.ratio,
+        dtype=np.float64,
+        score_cutoff=NEAR_DUPLICATE,
+    )[0].tolist()
+    pairs = list(zip(others, similar, strict=True))
+    versions = {i for i, value in pairs if value >= VERSION_SIMILARITY}
+    return versions, {i for i, value in pairs if value >= NEAR_DUPLICATE}
 
 
 def link(
@@ -367,5 +647,6 @@ def link(
     lexicon = shipped() if lexicon is None else lexicon
     if lang not in lexicon:
         return Link(None, 0.0, 0.0, "no-lexicon")
-    ranking = rank(text, lang, index, lexicon)
+    own = sorted(index.position[h] for h in card_originals if h in index.position)
+    ranking = rank(text, lang, index, lexicon, own)
     return decide(ranking, index, card_originals, min_score=min_score, min_margin=min_margin)

@@ -49,17 +49,22 @@ def translations_table(
     english: Any = pc.fill_null(pc.equal(lang, pa.scalar(ENGLISH)), pa.scalar(False))  # noqa: FBT003
     index = EnglishIndex(_first_texts(rulings, english))
     translations = sorted(_translations(rulings, lang).items(), key=_order)
-    texts: dict[str, tuple[str, str]] = {}  # one ranking per text, whatever card it is on
-    for (text_hash, _), (lang_code, text) in translations:
-        if lang_code in lexicon:
-            texts.setdefault(text_hash, (text, lang_code))
-    rankings = dict(zip(texts, rank_many(list(texts.values()), index, lexicon, workers),
-                        strict=True))  # fmt: skip
     owned = _own(rulings, english, {card for (_, card), _ in translations if card is not None})
+    # One ranking per text, whatever card it is on: the own texts of each of its cards scored.
+    # A translation of a card with no English ruling is not ranked (see _unranked).
+    texts: dict[str, tuple[str, str, set[int]]] = {}
+    for (text_hash, card), (lang_code, text) in translations:
+        if lang_code in lexicon and not _unranked(card, owned):
+            positions = texts.setdefault(text_hash, (text, lang_code, set()))[2]
+            positions.update(index.position[h] for h in owned.get(card, ()) if h in index.position)
+    asked = [(text, lang_code, sorted(mine)) for text, lang_code, mine in texts.values()]
+    rankings = dict(zip(texts, rank_many(asked, index, lexicon, workers), strict=True))
     links: list[Link] = []
     for (text_hash, card), (lang_code, _) in translations:
         if lang_code not in lexicon:
             links.append(Link(None, 0.0, 0.0, "no-lexicon"))
+        elif _unranked(card, owned):
+            links.append(Link(None, 0.0, 0.0, "no-candidates"))
         else:
             links.append(decide(rankings[text_hash], index, owned.get(card, set())))
     # First sightings decide between versions of an original: only theirs are looked up.
@@ -85,6 +90,18 @@ def translations_table(
             }
         )
     return with_original_current(pa.Table.from_pylist(rows, schema=TRANSLATIONS_SCHEMA), rulings)
+
+
+def _unranked(card: str | None, owned: dict[str | None, set[str]]) -> bool:
+    """Whether a translation of CARD is left unlinked unranked: a known card, no English ruling.
+
+    A ruling translates one of its card's own; while the card holds none in English, a link
+    among the other cards' rulings is a guess (2 wrong in 29 links on the hand-translated
+    set, benchmarks/translate_eval.py --hand, "no card") and costs a ranking per text. The
+    run that reads the card's first English ruling links it (update_translations). Rulings
+    of no known card are still linked among every English ruling: no card holds theirs.
+    """
+    return card is not None and not owned.get(card)
 
 
 def _first_texts(rulings: pa.Table, where: Any) -> dict[str, str]:  # noqa: ANN401
