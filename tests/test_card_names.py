@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -57,6 +58,7 @@ def test_a_translated_title_is_re_keyed_when_a_later_run_learns_it(tmp_path: Pat
     assert set(dataset.changes()["card"]) == {"Rift Bolt"}
     assert set(dataset.translations()["card"]) == {"Rift Bolt"}  # the German ruling's row
     assert any(e["appeared"] == 1 for e in dataset.history("Rift Bolt").to_dict("records"))
+    pd.testing.assert_frame_equal(dataset.history(GERMAN), dataset.history("Rift Bolt"))
     names = (
         dataset.duckdb().sql("SELECT name, card, oracle_id FROM names WHERE lang = 'de'").fetchall()
     )

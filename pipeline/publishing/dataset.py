@@ -113,7 +113,8 @@ def load_history(out: Path, card: str, version: store.Version | None = None) -> 
     """Every version of every ruling of CARD (in VERSION, or the one in force).
 
     CARD is matched as card names are stored (card_name: quotes, Unicode forms, the
-    ligature) and regardless of case; a name that matches none gets suggestions.
+    ligature) and regardless of case, a translated name the runs learned as its English
+    one's; a name that matches none gets suggestions.
     """
     require_dataset(out)
     try:
@@ -123,6 +124,7 @@ def load_history(out: Path, card: str, version: store.Version | None = None) -> 
         raise UsageError(msg) from None
     version = version or store.open_version(out)
     name = card_name(card)
+    name = english_of(version).get(card_key(name), name)  # a translated name: its card's
     entries = _history_of(version, name)
     if entries:
         return _with_originals(entries, name, version)
