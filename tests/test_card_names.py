@@ -13,6 +13,7 @@ import pytest
 from pipeline import ingest, open_dataset
 from pipeline.folding.names import english_names, learned, renamed
 from pipeline.models import LocalName
+from pipeline.publishing.site import build_site
 from pipeline.schema import NAMES
 from pipeline.storage import store
 
@@ -131,3 +132,18 @@ def test_names_are_learned_once_and_kept_sorted() -> None:
     assert learned(both, found, run=3) is both
     data = json.loads(RIFT_BOLT.read_text("utf-8"))
     assert any(f["name"] == GERMAN for f in data["data"]["cards"][0]["foreignData"])
+
+
+def test_the_site_shows_one_card_with_the_sightings_of_both_names(tmp_path: Path) -> None:
+    """After the re-keying the site has Rift Bolt's page, with the German ruling's first run."""
+    out = tmp_path / "out"
+    _german_dump(tmp_path / "first")
+    ingest([tmp_path / "first"], out=out)
+    (tmp_path / "second").mkdir()
+    shutil.copy(RIFT_BOLT, tmp_path / "second" / "tsp.json")
+    ingest([tmp_path / "second"], out=out)
+    build_site(out, tmp_path / "site")
+    pages = sorted(p.name for p in (tmp_path / "site" / "cards").glob("*.html"))
+    assert pages == ["rift-bolt.html"]  # no page of the German name
+    page = (tmp_path / "site" / "cards" / "rift-bolt.html").read_text("utf-8")
+    assert "Die Karte wird mit Zeitmarken ins Exil geschickt." in page

@@ -207,15 +207,20 @@ def english_of(version: store.Version) -> dict[str, str]:
 
 
 def card_sightings(version: store.Version, card: str) -> pa.Table:
-    """CARD's sightings, with those stored before a run learned a translated name was CARD's.
+    """CARD's sightings, with those stored before a run learned a translated name was CARD's."""
+    return cards_sightings(version, {card})
+
+
+def cards_sightings(version: store.Version, cards: set[str]) -> pa.Table:
+    """The sightings of CARDS, with those stored under a name since learned as theirs.
 
     Parts are never rewritten: a sighting keeps the card it was stored under, and is
     given its English name as it is read.
     """
     names = version.table("names")
     english = english_names(names)
-    cards = [card, *(n for n in strings(names["name"]) if english.get(card_key(n)) == card)]
-    return renamed(version.table("sightings", content=of_cards(cards)), english)
+    stored = {n for n in strings(names["name"]) if english.get(card_key(n)) in cards}
+    return renamed(version.table("sightings", content=of_cards(cards | stored)), english)
 
 
 def _with_originals(

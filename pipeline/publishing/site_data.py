@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from pipeline.columns import strings
 from pipeline.diffing.history import HistoryEntry, history_of, is_rule_change
 from pipeline.folding.merge import known_languages
+from pipeline.folding.names import renamed
 from pipeline.publishing.changelog import (
     Changeset,
     Group,
@@ -25,7 +26,13 @@ from pipeline.publishing.changelog import (
     numbered_kinds,
     stale_translations,
 )
-from pipeline.publishing.dataset import require_dataset, rule_histories, rule_titles
+from pipeline.publishing.dataset import (
+    cards_sightings,
+    english_of,
+    require_dataset,
+    rule_histories,
+    rule_titles,
+)
 from pipeline.publishing.site_tables import (
     citations,
     current_counts,
@@ -43,7 +50,6 @@ from pipeline.publishing.site_tables import (
 from pipeline.publishing.slugs import slugs
 from pipeline.schema import TABLES, in_memory
 from pipeline.storage import store
-from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -126,9 +132,7 @@ class SiteData:
         """
         if not cards:
             return
-        sightings = self.version.table("sightings", content=of_cards(cards)).select(
-            [*_HISTORY, "lang"]
-        )
+        sightings = cards_sightings(self.version, cards).select([*_HISTORY, "lang"])
         order = pc.sort_indices(text_column(sightings, "card"))
         sightings = plain_table(sightings.take(order)).combine_chunks()
         names = strings(sightings["card"])
@@ -165,7 +169,9 @@ class SiteData:
         runs = [r.run for r in self.runs if r.run > since]
         if not runs:
             return set(), False
-        changes = self.version.table("changes", runs=runs).select(["card"])
+        changes = renamed(
+            self.version.table("changes", runs=runs).select(["card"]), english_of(self.version)
+        )
         cards = set(strings(pc.unique(text_column(changes, "card")).drop_null()))
         latest = latest_versions(self.version.table("state"))
         rules = []
@@ -188,7 +194,8 @@ def load_site(out: Path) -> SiteData:
     parts = list(version.parts("changes"))
     later: list[pa.Table] = [p.filter(pc.invert(p["first_seen"])) for p in parts]
     events = pa.concat_tables([in_memory("changes").empty_table(), *later])
-    events = events.cast(TABLES["changes"])
+    english = english_of(version)
+    events = renamed(events.cast(TABLES["changes"]), english)
     translations = plain_rows(version.table("translations"), TABLES["translations"].names)
     texts = needed_texts(rulings, events, translations)
     runs = _runs(
