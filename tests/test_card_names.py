@@ -12,8 +12,9 @@ import pytest
 
 from pipeline import ingest, open_dataset
 from pipeline.folding.names import english_names, learned, renamed
-from pipeline.models import LocalName
+from pipeline.models import LocalName, RawDocument
 from pipeline.publishing.site import build_site
+from pipeline.reading.parsers import parse
 from pipeline.schema import NAMES
 from pipeline.storage import store
 
@@ -129,9 +130,18 @@ def test_names_are_learned_once_and_kept_sorted() -> None:
         {"name": "Zeitriss", "card": "Rift Bolt", "first_run": 1},
         {"name": "Éclair de faille", "card": "Rift Bolt", "first_run": 2},
     ]
-    assert learned(both, found, run=3) is both
-    data = json.loads(RIFT_BOLT.read_text("utf-8"))
-    assert any(f["name"] == GERMAN for f in data["data"]["cards"][0]["foreignData"])
+    assert learned(both, found, run=3) is both  # nothing new: nothing to write
+
+
+def test_the_mtgjson_parser_gives_each_translated_name_once() -> None:
+    """Rift Bolt's foreignData: one name a language, the English name and oracle id with it."""
+    data = RIFT_BOLT.read_bytes()
+    parsed = parse(RawDocument("tsp.json", "0" * 64, "", "utf-8", data=data))
+    assert len(list(parsed.rulings)) == 15
+    foreign = json.loads(data)["data"]["cards"][0]["foreignData"]
+    assert len(parsed.names) == len({(f["name"], f["language"]) for f in foreign})
+    assert LocalName(GERMAN, "de", "Rift Bolt", ORACLE) in parsed.names
+    assert all(local.card == "Rift Bolt" and local.name != "Rift Bolt" for local in parsed.names)
 
 
 def test_the_site_shows_one_card_with_the_sightings_of_both_names(tmp_path: Path) -> None:

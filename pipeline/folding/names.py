@@ -10,7 +10,6 @@ card's English name, names no card.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -28,36 +27,56 @@ if TYPE_CHECKING:
 
 def learned(stored: pa.Table, found: Iterable[LocalName], run: int) -> pa.Table:
     """STORED names with those FOUND by RUN that it lacks, by (name, language), sorted."""
-    known = {(n, lang) for n, lang in zip(listed(stored["name"]), listed(stored["lang"]),
-                                          strict=True)}  # fmt: skip
     fresh: dict[tuple[str, str], LocalName] = {}
     for local in found:
-        name = card_name(local.name)
-        if (name, local.lang) not in known:
-            fresh.setdefault((name, local.lang), local._replace(name=name))
+        fresh.setdefault((card_name(local.name), local.lang), local)
     if not fresh:
         return stored
-    rows = [
-        {"name": name, "lang": lang, "card": card_name(local.card),
-         "oracle_id": local.oracle_id, "first_run": run}
-        for (name, lang), local in fresh.items()
-    ]  # fmt: skip
-    table = pa.concat_tables([stored.cast(NAMES), pa.Table.from_pylist(rows, schema=NAMES)])
-    order = pc.sort_indices(table, sort_keys=[("name", "ascending"), ("lang", "ascending")])
-    return table.take(order)
+    rows = pa.table(
+        {
+            "name": [name for name, _ in fresh],
+            "lang": [lang for _, lang in fresh],
+            "card": [card_name(local.card) for local in fresh.values()],
+            "oracle_id": [local.oracle_id for local in fresh.values()],
+            "first_run": pa.repeat(pa.scalar(run, pa.int64()), len(fresh)),
+        },
+        schema=NAMES,
+    )
+    rows = rows.filter(pc.invert(pc.is_in(_pairs(rows), value_set=_pairs(stored.cast(NAMES)))))
+    if not rows.num_rows:
+        return stored  # itself: nothing to write
+    table = pa.concat_tables([stored.cast(NAMES), rows])
+    return table.take(
+        pc.sort_indices(table, sort_keys=[("name", "ascending"), ("lang", "ascending")])
+    )
+
+
+def _pairs(names: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string column
+    """Each row's (name, language) as one string."""
+    return _join(names["name"], names["lang"], "\x00")
+
+
+_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
 
 
 def english_names(names: pa.Table) -> dict[str, str]:
-    """card_key(translated name) -> the English name it stands for, where that is certain."""
-    cards = {card_key(c) for c in listed(names["card"])}
-    meanings: dict[str, set[str]] = defaultdict(set)
-    for name, card in zip(listed(names["name"]), listed(names["card"]), strict=True):
-        meanings[card_key(name)].add(card)
-    return {
-        key: next(iter(found))
-        for key, found in meanings.items()
-        if len(found) == 1 and key not in cards
-    }
+    """card_key(translated name) -> the English name it stands for, where that is certain.
+
+    Names are stored as card_name() spells them, so a name's key is its casefold.
+    """
+    if not names.num_rows:
+        return {}
+    cards: Any = names["card"].cast(pa.string()).combine_chunks()
+    keys = pa.array([name.casefold() for name in listed(names["name"])], pa.string())
+    grouped = pa.table({"key": keys, "card": cards}).group_by("key", use_threads=False)
+    meanings = grouped.aggregate([("card", "count_distinct"), ("card", "min")])
+    own = pa.array(sorted({c.casefold() for c in listed(pc.unique(cards))}), pa.string())
+    certain = pc.and_(
+        pc.equal(meanings["card_count_distinct"], pa.scalar(1, pa.int64())),
+        pc.invert(pc.is_in(meanings["key"], value_set=own)),
+    )
+    chosen = meanings.filter(certain)
+    return dict(zip(listed(chosen["key"]), listed(chosen["card_min"]), strict=True))
 
 
 def aliases(cards: Iterable[str], english: Mapping[str, str]) -> dict[str, str]:

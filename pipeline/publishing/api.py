@@ -20,6 +20,7 @@ from pipeline.publishing.dataset import (
     explanations,
     load_history,
     require_dataset,
+    translated_names,
 )
 from pipeline.publishing.today import rulings_today
 from pipeline.schema import (
@@ -34,7 +35,6 @@ from pipeline.schema import (
     make_schema,
 )
 from pipeline.storage import store
-from pipeline.text.normalize import card_key
 
 if TYPE_CHECKING:
     import duckdb
@@ -333,10 +333,7 @@ _BY_HASH = (
 
 def _aliases(version: store.Version) -> pa.Table:
     """Each translated card name the runs learned (`alias`), with its `english` name."""
-    names = version.table("names")
-    english = english_of(version)
-    pairs = sorted({(n, english[card_key(n)]) for n in strings(names["name"])
-                    if card_key(n) in english})  # fmt: skip
+    pairs = sorted(translated_names(version).items())
     return pa.table({"alias": [a for a, _ in pairs], "english": [e for _, e in pairs]},
                     schema=_ALIASES)  # fmt: skip
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import replace
+from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -20,7 +22,7 @@ from pipeline.diffing.history import (
 )
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
-from pipeline.folding.names import english_names, renamed
+from pipeline.folding.names import aliases, english_names, renamed
 from pipeline.publishing.changelog import (
     Changeset,
     changeset,
@@ -34,7 +36,7 @@ from pipeline.storage.carry import Content, of_cards
 from pipeline.text.normalize import card_key, card_name
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
 
 
@@ -201,9 +203,32 @@ def _history_of(version: store.Version, card: str) -> list[HistoryEntry]:
     return card_history(sightings, card)
 
 
-def english_of(version: store.Version) -> dict[str, str]:
+def english_of(version: store.Version) -> Mapping[str, str]:
     """card_key(translated name) -> English name, as the runs learned them (folding.names)."""
-    return english_names(version.table("names"))
+    return _names_of(version)[0]
+
+
+def translated_names(version: store.Version) -> Mapping[str, str]:
+    """Each translated name the runs learned, as stored, with the English name it stands for."""
+    return _names_of(version)[1]
+
+
+def _names_of(version: store.Version) -> tuple[Mapping[str, str], Mapping[str, str]]:
+    # A pinned version's names never change: read once, whatever reader asks. The file's
+    # identity is part of the key: a folder removed and written again reuses version names.
+    path = version.base / "names.parquet"
+    found = path.stat() if path.exists() else None
+    return _names_read(version, found and (found.st_ino, found.st_size, found.st_mtime_ns))
+
+
+@lru_cache(maxsize=8)
+def _names_read(
+    version: store.Version,
+    identity: tuple[int, int, int] | None,  # noqa: ARG001 - a cache key
+) -> tuple[Mapping[str, str], Mapping[str, str]]:
+    names = version.table("names")
+    english = english_names(names)
+    return MappingProxyType(english), MappingProxyType(aliases(strings(names["name"]), english))
 
 
 def card_sightings(version: store.Version, card: str) -> pa.Table:
@@ -217,10 +242,9 @@ def cards_sightings(version: store.Version, cards: set[str]) -> pa.Table:
     Parts are never rewritten: a sighting keeps the card it was stored under, and is
     given its English name as it is read.
     """
-    names = version.table("names")
-    english = english_names(names)
-    stored = {n for n in strings(names["name"]) if english.get(card_key(n)) in cards}
-    return renamed(version.table("sightings", content=of_cards(cards | stored)), english)
+    stored = {alias for alias, card in translated_names(version).items() if card in cards}
+    sightings = version.table("sightings", content=of_cards(cards | stored))
+    return renamed(sightings, english_of(version))
 
 
 def _with_originals(
