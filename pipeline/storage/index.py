@@ -81,10 +81,7 @@ def segment_path(folder: Path, segment: int) -> Path:
 
 def segment_ids(folder: Path) -> list[int]:
     """The segments of the index of the version FOLDER, in order (none: it has no index)."""
-    where = folder / INDEX
-    if not where.is_dir():
-        return []
-    return sorted(int(p.stem) for p in where.glob("*.parquet") if p.stem.isdigit())
+    return store.segment_ids(folder, INDEX)
 
 
 def _segment_of(run: int) -> int:

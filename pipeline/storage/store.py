@@ -80,7 +80,11 @@ def segment_ids(folder: Path, name: str) -> list[int]:
     where = folder / name
     if not where.is_dir():
         return []
-    return sorted(int(p.stem) for p in where.glob("*.parquet") if p.stem.isdigit())
+    # iterdir() lists the folder at once: a glob's open scandir() would be left unclosed by
+    # an interrupt arriving while it runs (SIGINT from a commit's writer thread).
+    return sorted(
+        int(p.stem) for p in where.iterdir() if p.suffix == ".parquet" and p.stem.isdigit()
+    )
 
 
 def read_segments(folder: Path, name: str, segments: Iterable[int]) -> dict[int, pa.Table]:
