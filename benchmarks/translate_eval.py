@@ -24,8 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.folding.translate import translations_table
+from pipeline.folding.translate.index import EnglishIndex
 from pipeline.folding.translate.lexicon import shipped
-from pipeline.folding.translate.link import MIN_MARGIN, MIN_SCORE, EnglishIndex, link
+from pipeline.folding.translate.link import MIN_MARGIN, MIN_SCORE, link
 from pipeline.folding.translate.parallel import DEV_SETS, TEST_SETS, Pair, read_pairs
 from pipeline.text.normalize import text_hash
 

@@ -21,6 +21,7 @@ from pipeline import open_dataset
 from pipeline.errors import StoreError
 from pipeline.folding.translate import EnglishIndex, link, translations_table
 from pipeline.folding.translate.features import ANCHOR, features, shape, shape_similarity
+from pipeline.folding.translate.index import foreign_terms
 from pipeline.folding.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
 from pipeline.folding.translate.parallel import TEST_SETS, read_pairs
 from pipeline.ingest import ingest
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from pipeline.folding.translate.link import Query
+    from pipeline.folding.translate.index import Queries
 
 # The module, not the function the package exports under its name.
 link_module = importlib.import_module("pipeline.folding.translate.link")
@@ -234,9 +235,7 @@ def test_a_translation_of_no_card_scores_its_shortlist_only(
     scored: list[int] = []
     coverage_many = EnglishIndex.coverage_many
 
-    def counted(
-        self: EnglishIndex, queries: Sequence[Query], pair_query: Any, pair_doc: Any
-    ) -> Any:
+    def counted(self: EnglishIndex, queries: Queries, pair_query: Any, pair_doc: Any) -> Any:
         scored.extend(pair_doc.tolist())
         return coverage_many(self, queries, pair_query, pair_doc)
 
@@ -267,7 +266,7 @@ def test_a_card_without_english_rulings_is_not_ranked(monkeypatch: pytest.Monkey
 
 
 def test_batched_scoring_equals_one_by_one(seed_rulings: pa.Table) -> None:
-    """rank_batch() and coverage_many() give the floats rank() and coverage() give alone."""
+    """rank_batch() ranks as rank() alone; coverage_many() scores as coverage() defines it."""
     english = [row for row in seed_rulings.to_pylist() if row["lang"] == "en"]
     index = EnglishIndex({row["text_hash"]: row["text"] for row in english})
     lexicon = shipped()
@@ -275,13 +274,18 @@ def test_batched_scoring_equals_one_by_one(seed_rulings: pa.Table) -> None:
     texts = [(text, lang, (0, 3)) for text, lang in [*foreign, *UNRELATED, ("Ok.", "nl")]]
     batched = link_module.rank_batch(texts, index, lexicon)
     assert batched == [link_module.rank(t, lang, index, lexicon, own) for t, lang, own in texts]
-    queries = [index.weigh(link_module._foreign_terms(t, lang, lexicon)) for t, lang in foreign]
-    pairs = [(q, doc) for q in range(len(queries)) for doc in range(len(index))]
+    one_by_one = [index.weigh(foreign_terms(t, lang, lexicon)) for t, lang in foreign]
+    pairs = [(q, doc) for q in range(len(foreign)) for doc in range(len(index))]
     scores = index.coverage_many(
-        queries, np.asarray([q for q, _ in pairs]), np.asarray([d for _, d in pairs])
+        index.queries(foreign, lexicon),
+        np.asarray([q for q, _ in pairs]),
+        np.asarray([d for _, d in pairs]),
     )
-    assert scores.tolist() == [index.coverage(doc, queries[q]) for q, doc in pairs]
+    expected = [index.coverage(doc, one_by_one[q]) for q, doc in pairs]
+    # The same terms and credits; the sums may add in another order.
+    assert scores.tolist() == pytest.approx(expected, rel=1e-12, abs=1e-15)
     assert max(scores) > 0.45
+    assert sum(score > 0 for score in expected) > len(pairs) / 4
 
 
 _REQUIRED = """

@@ -6,7 +6,8 @@ ships as `lexicon.json.gz`, rebuilt by `python -m pipeline.folding.translate.bui
 
 from __future__ import annotations
 
-from pipeline.folding.translate.link import EnglishIndex, Link, link
+from pipeline.folding.translate.index import EnglishIndex
+from pipeline.folding.translate.link import Link, link
 from pipeline.folding.translate.table import (
     LINK_COLUMNS,
     TRANSLATIONS_SCHEMA,

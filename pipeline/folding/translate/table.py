@@ -10,8 +10,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import replace_column, strings
+from pipeline.folding.translate.index import EnglishIndex
 from pipeline.folding.translate.lexicon import Lexicon, shipped
-from pipeline.folding.translate.link import EnglishIndex, Link, decide, rank_many
+from pipeline.folding.translate.link import Link, decide, rank_many
 from pipeline.keys import codes, first_rows
 from pipeline.schema import TRANSLATIONS, make_schema
 

@@ -1,0 +1,526 @@
+"""The English side of linking: every English text as terms, and translations scored in batches.
+
+`EnglishIndex` holds the English texts as IDF-weighted unit vectors (a sparse matrix, one
+row per term) and as the sets of terms coverage needs; `Queries` are a batch of
+translations mapped through the lexicon into the index's term ids once, as flat arrays;
+`EnglishIndex.shortlists()` ranks a batch by cosine and `EnglishIndex.coverage_many()`
+re-scores (translation, candidate) pairs, each in a few numpy passes over the whole batch.
+`Query` and `EnglishIndex.coverage()` score one pair in plain Python: the definition the
+batched passes are tested against.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+from scipy import sparse
+
+from pipeline.folding.translate.features import (
+    ANCHOR,
+    anchors,
+    features,
+    names,
+    prepare,
+    shape,
+    words,
+)
+from pipeline.text.normalize import fold
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from numpy.typing import NDArray
+
+    from pipeline.folding.translate.lexicon import Lexicon
+
+# A lexicon entry: the English features a foreign one may stand for, with their weights.
+Options = tuple[tuple[str, float], ...]
+
+
+class EnglishIndex:
+    """English texts by hash, as IDF-weighted unit vectors and as sets of terms."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self.hashes = sorted(texts)
+        self.texts = [texts[text_hash] for text_hash in self.hashes]
+        self.position = {text_hash: i for i, text_hash in enumerate(self.hashes)}
+        bags = [_english_bag(text) for text in self.texts]
+        self.terms = [frozenset(bag) for bag in bags]
+        self.optional = [frozenset(names(prepare(text))) for text in self.texts]
+        frequency: Counter[str] = Counter()
+        for bag in bags:
+            frequency.update(bag.keys())
+        total = len(bags)
+        self.idf = {term: math.log((total + 1) / (df + 1)) + 1.0 for term, df in frequency.items()}
+        self.unseen_idf = math.log(total + 1) + 1.0
+        # Every term a text holds, by id (sorted terms): the rows of the cosine matrix.
+        self.vocabulary = {term: n for n, term in enumerate(sorted(frequency))}
+        docs: list[int] = []
+        terms: list[int] = []
+        values: list[float] = []
+        for doc, bag in enumerate(bags):
+            weights = {term: count * self.idf[term] for term, count in bag.items()}
+            norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
+            for term, weight in weights.items():
+                docs.append(doc)
+                terms.append(self.vocabulary[term])
+                values.append(weight / norm)
+        self.matrix = sparse.csr_array(
+            (values, (terms, docs)), shape=(len(self.vocabulary), total), dtype=np.float64
+        )
+        # Coverage weights, and each text's total over the terms it must have covered.
+        self.weights = {term: self.weight_of(term) for term in frequency}
+        # Summed in sorted order: a set's order changes with the process's hash seed, and
+        # the last bits of a sum with it, which decided near-ties differently run to run.
+        self.required = [
+            sum(self.weights[term] for term in sorted(terms - optional))
+            for terms, optional in zip(self.terms, self.optional, strict=True)
+        ]
+        self._folded: dict[int, str] = {}
+        self._shapes: dict[int, tuple[int, float]] = {}
+        self._arrays: _Arrays | None = None
+        self._by_text: sparse.csr_array | None = None
+        # The lexicon's entries as this index's term ids, per (lang, feature), once each.
+        self._entries = _Entries(self)
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def weight_of(self, term: str) -> float:
+        """TERM's weight in coverage: its IDF; an unseen term's or an anchor's, the most."""
+        # An anchor (number, symbol, name) is printed as-is in every language: whether it
+        # is there or not says more than any word, so it weighs as much as the rarest word.
+        if term.startswith(ANCHOR):
+            return self.unseen_idf
+        return self.idf.get(term, self.unseen_idf)
+
+    def weigh(self, foreign: list[dict[str, float]]) -> Query:
+        """A translation's terms with their weights (their best translation's), once per text."""
+        return Query(
+            [
+                (options, max(self.weights.get(term, self.weight_of(term)) for term in options))
+                for options in foreign
+            ]
+        )
+
+    def coverage(self, doc: int, query: Query) -> float:
+        """How well English text DOC and a translation's weighed terms cover each other (0-1).
+
+        The IDF-weighted share of the English terms that some foreign term translates to,
+        times the share of the foreign terms (weighted by their best translation's IDF) that
+        translate to some English term: a short text inside a long one scores low.
+        """
+        english = self.terms[doc]
+        if not english or not query.items:
+            return 0.0
+        # Only the English terms the translation can reach count, in the order of their
+        # ids (so the sums add in one order, whatever the set's).
+        common = sorted(english & query.reachable, key=self.vocabulary.__getitem__)
+        # A foreign term's credit is the weight of the translation it found, relative to its
+        # best one: a weak, chance co-occurrence covers little.
+        credit: dict[int, float] = {}
+        for term in common:
+            for item, share in query.reach[term]:
+                if share > credit.get(item, 0.0):
+                    credit[item] = share
+        foreign_hit = sum(query.items[item][1] * credit[item] for item in sorted(credit))
+        optional = self.optional[doc]
+        english_total = self.required[doc] + sum(
+            self.weights[term] for term in common if term in optional
+        )
+        english_hit = sum(self.weights[term] * query.best[term] for term in common)
+        return math.sqrt((english_hit / english_total) * (foreign_hit / query.total))
+
+    def folded(self, doc: int) -> str:
+        """English text DOC folded (normalize.fold), computed once."""
+        found = self._folded.get(doc)
+        if found is None:
+            found = self._folded[doc] = fold(self.texts[doc])
+        return found
+
+    def shape(self, doc: int) -> tuple[int, float]:
+        """English text DOC's sentences and length (features.shape), computed once."""
+        found = self._shapes.get(doc)
+        if found is None:
+            found = self._shapes[doc] = shape(self.texts[doc], "en")
+        return found
+
+    def arrays(self) -> _Arrays:
+        """The index as arrays for coverage_many(), built once."""
+        if self._arrays is None:
+            width = len(self.vocabulary)
+            keys: list[int] = []
+            optional: list[bool] = []
+            for doc, (terms, names_of_doc) in enumerate(
+                zip(self.terms, self.optional, strict=True)
+            ):
+                held = sorted((self.vocabulary[term], term in names_of_doc) for term in terms)
+                keys += [doc * width + i for i, _ in held]
+                optional += [named for _, named in held]
+            self._arrays = _Arrays(
+                np.asarray([self.idf[term] for term in self.vocabulary], dtype=np.float64),
+                np.asarray([self.weights[term] for term in self.vocabulary], dtype=np.float64),
+                np.asarray(keys, dtype=np.int64),
+                np.asarray(optional, dtype=np.bool_),
+                np.asarray(self.required, dtype=np.float64),
+                np.asarray([not terms for terms in self.terms], dtype=np.bool_),
+            )
+        return self._arrays
+
+    def queries(self, texts: Sequence[tuple[str, str]], lexicon: Lexicon) -> Queries:
+        """Each (text, lang) of TEXTS mapped through LEXICON into this index's terms.
+
+        A text's features are taken once, in Python; each lexicon entry is turned into
+        term ids the first time a text uses it (_Entries); the rest is arrays, for the
+        whole batch. A language the lexicon lacks gives an empty query.
+        """
+        entries = self._entries
+        item_query: list[int] = []
+        item_entry: list[int] = []
+        item_count: list[int] = []
+        for row, (text, lang) in enumerate(texts):
+            table = lexicon.get(lang)
+            if table is None:
+                continue
+            word_features, anchor_features = features(text, lang)
+            for feature, count in sorted(Counter(word_features).items()):
+                entry = entries.find(lang, feature, table)
+                if entry >= 0:
+                    item_query.append(row)
+                    item_entry.append(entry)
+                    item_count.append(count)
+            for anchor, count in sorted(Counter(anchor_features).items()):
+                item_query.append(row)
+                item_entry.append(entries.anchor(anchor))
+                item_count.append(count)
+        return self._batch(
+            len(texts),
+            np.asarray(item_query, dtype=np.int64),
+            np.asarray(item_entry, dtype=np.int64),
+            np.asarray(item_count, dtype=np.float64),
+        )
+
+    def _batch(
+        self,
+        size: int,
+        item_query: NDArray[np.int64],
+        item_entry: NDArray[np.int64],
+        item_count: NDArray[np.float64],
+    ) -> Queries:
+        table = self._entries.arrays()
+        width = len(self.vocabulary)
+        # The cosine bags: each item's English terms at its count times their weight.
+        owner, at = _expand(table.bounds, item_entry)
+        terms = table.terms[at]
+        idf = np.concatenate(
+            [self.arrays().idf, np.full(len(self._entries.extra), self.unseen_idf)]
+        )
+        bags = sparse.csr_array(
+            (item_count[owner] * table.bag_weights[at], (item_query[owner], terms)),
+            shape=(size, len(idf)),
+            dtype=np.float64,
+        )
+        bags.sum_duplicates()
+        bags.data *= idf[bags.indices]
+        row_of = np.repeat(np.arange(size, dtype=np.int64), np.diff(bags.indptr))
+        norms = np.sqrt(np.bincount(row_of, weights=bags.data * bags.data, minlength=size))
+        norms[norms == 0] = 1.0
+        kept = bags.indices < width
+        rows_kept = row_of[kept]
+        bags = sparse.csr_array(
+            (
+                bags.data[kept] / norms[rows_kept],
+                bags.indices[kept],
+                np.searchsorted(rows_kept, np.arange(size + 1)),
+            ),
+            shape=(size, width),
+        )
+        # Coverage: each item's options the vocabulary holds, in item order.
+        item_weight = table.weights[item_entry]
+        option_item, at = _expand(table.bounds, item_entry)
+        held = table.cover_terms[at] >= 0
+        option_item, at = option_item[held], at[held]
+        option_query = item_query[option_item]
+        option_term = table.cover_terms[at]
+        option_share = table.cover_shares[at]
+        # The option that stands for each English term a query reaches: its best share.
+        order = np.lexsort((-option_share, option_term, option_query))
+        change = np.ones(len(order), dtype=np.bool_)
+        change[1:] = (np.diff(option_query[order]) != 0) | (np.diff(option_term[order]) != 0)
+        option_first = np.zeros(len(order), dtype=np.bool_)
+        option_first[order[change]] = True
+        return Queries(
+            size,
+            bags,
+            np.bincount(item_query, weights=item_weight, minlength=size).astype(np.float64),
+            item_weight,
+            option_item,
+            option_query,
+            option_term,
+            option_share,
+            option_first,
+        )
+
+    def shortlists(self, queries: Queries, count: int) -> list[list[int]]:
+        """The COUNT English texts of best cosine with each query, in no order.
+
+        One product of the texts (rows, sparse) with the batch's bags (columns, dense): it
+        walks the index once for the whole batch, where a sparse product walks a term's
+        texts once per query holding it. In single precision: the cosine only shortlists,
+        coverage (in double) ranks the shortlist.
+        """
+        if not len(self):
+            return [[] for _ in range(queries.size)]
+        if self._by_text is None:
+            self._by_text = sparse.csr_array(self.matrix.T.astype(np.float32))
+        bags = queries.bags
+        columns = np.zeros((len(self.vocabulary), queries.size), dtype=np.float32)
+        rows = np.repeat(np.arange(queries.size), np.diff(bags.indptr))
+        columns[bags.indices, rows] = bags.data
+        cosine = np.ascontiguousarray((self._by_text @ columns).T)
+        count = min(count, len(self))
+        listed = np.argpartition(-cosine, count - 1, axis=1)[:, :count]
+        return [row.tolist() for row in listed]
+
+    def coverage_many(
+        self, queries: Queries, pair_query: NDArray[np.int64], pair_doc: NDArray[np.int64]
+    ) -> NDArray[np.float64]:
+        """coverage(pair_doc[k], query pair_query[k]) of every pair k, in a few passes.
+
+        The same terms and credits as coverage(): a foreign term's credit is its best
+        option the English text holds; an English term counts once, at its best share.
+        """
+        arrays = self.arrays()
+        pairs = len(pair_query)
+        if not pairs:
+            return np.zeros(0)
+        width = max(1, len(self.vocabulary))
+        # Each pair's copy of its query's options, and whether the English text holds each.
+        owner, rows = _expand(queries.option_starts, pair_query)
+        held = _member(pair_doc[owner] * width + queries.option_term[rows], arrays.keys)
+        found, at = held
+        shares = queries.option_share[rows] * found
+        items = queries.option_item[rows]
+        # A foreign term's credit: its best option found (options of an item are adjacent).
+        change = np.ones(len(rows), dtype=np.bool_)
+        change[1:] = (owner[1:] != owner[:-1]) | (items[1:] != items[:-1])
+        starts = np.flatnonzero(change)
+        credit = np.maximum.reduceat(shares, starts) if len(starts) else np.zeros(0)
+        foreign_hit = np.bincount(
+            owner[starts], weights=queries.item_weight[items[starts]] * credit, minlength=pairs
+        )
+        # An English term reached: once per pair, at the best share that reaches it.
+        reached = np.flatnonzero(queries.option_first[rows] & found)
+        weight = arrays.weights[queries.option_term[rows[reached]]]
+        english_hit = np.bincount(
+            owner[reached], weights=weight * queries.option_share[rows[reached]], minlength=pairs
+        )
+        named = arrays.optional[at[reached]] if len(at) else np.zeros(0, dtype=np.bool_)
+        english_total = arrays.required[pair_doc] + np.bincount(
+            owner[reached], weights=weight * named, minlength=pairs
+        )
+        total = queries.total[pair_query]
+        valid = ~arrays.empty[pair_doc] & (total > 0) & (english_total > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = np.sqrt((english_hit / english_total) * (foreign_hit / total))
+        return np.where(valid, scores, 0.0)
+
+
+class _Entries:
+    """An index's lexicon entries (and anchors) as its term ids, each made once, as arrays.
+
+    Entry N's cosine terms are bag_terms[bag_bounds[N]:bag_bounds[N + 1]] with their
+    lexicon weights; its coverage options, cover_terms (-1: no text holds it) with their
+    share of the best weight; its weight, that of its best-weighted option. English
+    terms no text holds get ids past the vocabulary's: they count in a translation's
+    norm, and match nothing.
+    """
+
+    def __init__(self, index: EnglishIndex) -> None:
+        self._index = index
+        self._ids: dict[tuple[str, str], int] = {}
+        self.extra: dict[str, int] = {}
+        self._lists: tuple[list[int], list[float], list[int], list[float], list[float]] = (
+            [],
+            [],
+            [],
+            [],
+            [],
+        )
+        self._bounds = [0]
+        self._arrays = _EntryArrays(
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0),
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0),
+            np.zeros(1, dtype=np.int64),
+            np.zeros(0),
+        )
+
+    def find(self, lang: str, feature: str, table: Mapping[str, Options]) -> int:
+        """The entry of FEATURE in LANG's TABLE, or -1 when the lexicon has none."""
+        key = (lang, feature)
+        found = self._ids.get(key)
+        if found is None:
+            options = table.get(feature)
+            found = self._ids[key] = self._add(options) if options else -1
+        return found
+
+    def anchor(self, anchor: str) -> int:
+        """The entry of an anchor: itself, as printed."""
+        key = ("", anchor)
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = self._add(((anchor, 1.0),))
+        return found
+
+    def _add(self, options: Options) -> int:
+        index = self._index
+        bag_terms, bag_weights, cover_terms, cover_shares, weights = self._lists
+        best = options[0][1]
+        for english, weight in options:
+            term = index.vocabulary.get(english)
+            if term is None:
+                term = self.extra.setdefault(english, len(index.vocabulary) + len(self.extra))
+            bag_terms.append(term)
+            bag_weights.append(weight)
+            cover_terms.append(index.vocabulary.get(english, -1))
+            cover_shares.append(weight / best)
+        weights.append(max(index.weights.get(e, index.weight_of(e)) for e, _ in options))
+        self._bounds.append(len(bag_terms))
+        return len(weights) - 1
+
+    def arrays(self) -> _EntryArrays:
+        """The entries as arrays; those made since the last call are appended."""
+        done = self._arrays
+        if len(self._lists[4]) > len(done.weights):
+            options, entries = len(done.terms), len(done.weights)
+            bag_terms, bag_weights, cover_terms, cover_shares, weights = self._lists
+            self._arrays = _EntryArrays(
+                _appended(done.terms, bag_terms[options:], np.int64),
+                _appended(done.bag_weights, bag_weights[options:], np.float64),
+                _appended(done.cover_terms, cover_terms[options:], np.int64),
+                _appended(done.cover_shares, cover_shares[options:], np.float64),
+                _appended(done.bounds, self._bounds[entries + 1 :], np.int64),
+                _appended(done.weights, weights[entries:], np.float64),
+            )
+        return self._arrays
+
+
+def _appended(array: NDArray[Any], tail: Sequence[float], dtype: type) -> NDArray[Any]:
+    return np.concatenate([array, np.asarray(tail, dtype=dtype)])
+
+
+class _EntryArrays(NamedTuple):
+    """_Entries as arrays: each option is a cosine term and a coverage option at once."""
+
+    terms: NDArray[np.int64]
+    bag_weights: NDArray[np.float64]
+    cover_terms: NDArray[np.int64]
+    cover_shares: NDArray[np.float64]
+    # Where each entry's options begin, and where the last ends.
+    bounds: NDArray[np.int64]
+    weights: NDArray[np.float64]
+
+
+class _Arrays(NamedTuple):
+    """An index as arrays: IDF and weights by term id, which text holds which term."""
+
+    idf: NDArray[np.float64]
+    weights: NDArray[np.float64]
+    # doc * len(vocabulary) + term id of each term a text holds, sorted; whether the term
+    # is one of its optional ones (names); each text's required total; texts with no term.
+    keys: NDArray[np.int64]
+    optional: NDArray[np.bool_]
+    required: NDArray[np.float64]
+    empty: NDArray[np.bool_]
+
+
+class Queries(NamedTuple):
+    """A batch of translations in an index's terms (EnglishIndex.queries)."""
+
+    size: int
+    # The cosine bags: one unit row per translation, over the vocabulary's ids.
+    bags: sparse.csr_array
+    # Each translation's total weight; each foreign term's (item's) weight.
+    total: NDArray[np.float64]
+    item_weight: NDArray[np.float64]
+    # One row per (item, English term of the vocabulary it may stand for), in query order,
+    # an item's options adjacent: its item, query, term id and share of the best weight.
+    option_item: NDArray[np.int64]
+    option_query: NDArray[np.int64]
+    option_term: NDArray[np.int64]
+    option_share: NDArray[np.float64]
+    # Whether the option stands for its English term in its query: its best share (the
+    # first such option of the query).
+    option_first: NDArray[np.bool_]
+
+    @property
+    def option_starts(self) -> NDArray[np.int64]:
+        """Where each query's options begin in the option rows, and where the last ends."""
+        bounds: NDArray[np.int64] = np.searchsorted(
+            self.option_query, np.arange(self.size + 1)
+        ).astype(np.int64)
+        return bounds
+
+
+def _expand(
+    bounds: NDArray[np.int64], pair_query: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each pair's copy of its query's rows: (pair of each row, row)."""
+    starts, counts = bounds[pair_query], bounds[pair_query + 1] - bounds[pair_query]
+    owner = np.repeat(np.arange(len(pair_query), dtype=np.int64), counts)
+    before = np.cumsum(counts) - counts
+    rows = np.repeat(starts - before, counts) + np.arange(counts.sum(), dtype=np.int64)
+    return owner, rows
+
+
+def _member(
+    keys: NDArray[np.int64], held: NDArray[np.int64]
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """Whether each key is in HELD (sorted), and where."""
+    if not len(held):
+        return np.zeros(len(keys), dtype=np.bool_), np.zeros(len(keys), dtype=np.int64)
+    at = np.minimum(np.searchsorted(held, keys), len(held) - 1)
+    return held[at] == keys, at
+
+
+class Query:
+    """A translation's weighed terms, and for each English term the terms that reach it.
+
+    ITEMS are (options, weight): the English terms a foreign term may stand for (with
+    their share, best = 1) and its weight. The one-text form of Queries, for coverage().
+    """
+
+    __slots__ = ("best", "items", "reach", "reachable", "total")
+
+    def __init__(self, items: list[tuple[dict[str, float], float]]) -> None:
+        self.items = items
+        self.total = sum(weight for _, weight in items)
+        self.reach: dict[str, list[tuple[int, float]]] = {}
+        self.best: dict[str, float] = {}
+        for item, (options, _) in enumerate(items):
+            for term, share in options.items():
+                self.reach.setdefault(term, []).append((item, share))
+                self.best[term] = max(self.best.get(term, 0.0), share)
+        self.reachable = frozenset(self.reach)
+
+
+def _english_bag(text: str) -> Counter[str]:
+    prepared = prepare(text)
+    return Counter(words(prepared, "en") + anchors(prepared, "en"))
+
+
+def foreign_terms(text: str, lang: str, lexicon: Lexicon) -> list[dict[str, float]]:
+    """Each distinct foreign feature of TEXT: the English terms it may stand for, best = 1."""
+    table = lexicon.get(lang, {})
+    word_features, anchor_features = features(text, lang)
+    found = [
+        {e: w / table[f][0][1] for e, w in table[f]}
+        for f in sorted(set(word_features))
+        if f in table
+    ]
+    return found + [{anchor: 1.0} for anchor in sorted(set(anchor_features))]
