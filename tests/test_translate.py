@@ -292,7 +292,7 @@ _REQUIRED = """
 import json, sys
 from pipeline.folding.translate import EnglishIndex
 texts = json.loads(sys.argv[1])
-print(json.dumps(EnglishIndex({str(n): t for n, t in enumerate(texts)}).required))
+print(json.dumps(EnglishIndex({str(n): t for n, t in enumerate(texts)}).arrays().required.tolist()))
 """
 
 

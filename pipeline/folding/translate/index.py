@@ -41,47 +41,64 @@ Options = tuple[tuple[str, float], ...]
 
 
 class EnglishIndex:
-    """English texts by hash, as IDF-weighted unit vectors and as sets of terms."""
+    """English texts by hash, as IDF-weighted unit vectors and as the terms each holds."""
 
     def __init__(self, texts: Mapping[str, str]) -> None:
         self.hashes = sorted(texts)
         self.texts = [texts[text_hash] for text_hash in self.hashes]
         self.position = {text_hash: i for i, text_hash in enumerate(self.hashes)}
         bags = [_english_bag(text) for text in self.texts]
-        self.terms = [frozenset(bag) for bag in bags]
-        self.optional = [frozenset(names(prepare(text))) for text in self.texts]
         frequency: Counter[str] = Counter()
         for bag in bags:
             frequency.update(bag.keys())
         total = len(bags)
         self.idf = {term: math.log((total + 1) / (df + 1)) + 1.0 for term, df in frequency.items()}
         self.unseen_idf = math.log(total + 1) + 1.0
-        # Every term a text holds, by id (sorted terms): the rows of the cosine matrix.
-        self.vocabulary = {term: n for n, term in enumerate(sorted(frequency))}
+        # Every term a text holds, by id (terms sorted): the rows of the cosine matrix.
+        self.names = sorted(frequency)
+        self.vocabulary = {term: n for n, term in enumerate(self.names)}
+        # Coverage weights.
+        self.weights = {term: self.weight_of(term) for term in frequency}
+        width = len(self.vocabulary)
         docs: list[int] = []
-        terms: list[int] = []
+        keys: list[int] = []
         values: list[float] = []
-        for doc, bag in enumerate(bags):
+        optional: list[bool] = []
+        required: list[float] = []
+        for doc, (text, bag) in enumerate(zip(self.texts, bags, strict=True)):
             weights = {term: count * self.idf[term] for term, count in bag.items()}
             norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
-            for term, weight in weights.items():
-                docs.append(doc)
-                terms.append(self.vocabulary[term])
-                values.append(weight / norm)
+            named = names(prepare(text))
+            held = sorted((self.vocabulary[term], term) for term in bag)
+            docs += [doc] * len(held)
+            keys += [doc * width + term_id for term_id, _ in held]
+            values += [weights[term] / norm for _, term in held]
+            flags = [term in named for _, term in held]
+            optional += flags
+            # Each text's total over the terms it must have covered, summed in term order:
+            # a set's order changes with the hash seed, and the last bits of a sum with it.
+            required.append(
+                sum(
+                    self.weights[term]
+                    for (_, term), flag in zip(held, flags, strict=True)
+                    if not flag
+                )
+            )
+        held_keys = np.asarray(keys, dtype=np.int64)
+        term_ids = held_keys - np.asarray(docs, dtype=np.int64) * width
         self.matrix = sparse.csr_array(
-            (values, (terms, docs)), shape=(len(self.vocabulary), total), dtype=np.float64
+            (values, (term_ids, docs)), shape=(width, total), dtype=np.float64
         )
-        # Coverage weights, and each text's total over the terms it must have covered.
-        self.weights = {term: self.weight_of(term) for term in frequency}
-        # Summed in sorted order: a set's order changes with the process's hash seed, and
-        # the last bits of a sum with it, which decided near-ties differently run to run.
-        self.required = [
-            sum(self.weights[term] for term in sorted(terms - optional))
-            for terms, optional in zip(self.terms, self.optional, strict=True)
-        ]
+        self._arrays = _Arrays(
+            np.asarray([self.idf[term] for term in self.names], dtype=np.float64),
+            np.asarray([self.weights[term] for term in self.names], dtype=np.float64),
+            held_keys,
+            np.asarray(optional, dtype=np.bool_),
+            np.asarray(required, dtype=np.float64),
+            np.asarray([not bag for bag in bags], dtype=np.bool_),
+        )
         self._folded: dict[int, str] = {}
         self._shapes: dict[int, tuple[int, float]] = {}
-        self._arrays: _Arrays | None = None
         self._by_text: sparse.csr_array | None = None
         # The lexicon's entries as this index's term ids, per (lang, feature), once each.
         self._entries = _Entries(self)
@@ -113,12 +130,12 @@ class EnglishIndex:
         times the share of the foreign terms (weighted by their best translation's IDF) that
         translate to some English term: a short text inside a long one scores low.
         """
-        english = self.terms[doc]
+        english = self.held(doc)
         if not english or not query.items:
             return 0.0
         # Only the English terms the translation can reach count, in the order of their
         # ids (so the sums add in one order, whatever the set's).
-        common = sorted(english & query.reachable, key=self.vocabulary.__getitem__)
+        common = sorted(english.keys() & query.reachable, key=self.vocabulary.__getitem__)
         # A foreign term's credit is the weight of the translation it found, relative to its
         # best one: a weak, chance co-occurrence covers little.
         credit: dict[int, float] = {}
@@ -127,9 +144,8 @@ class EnglishIndex:
                 if share > credit.get(item, 0.0):
                     credit[item] = share
         foreign_hit = sum(query.items[item][1] * credit[item] for item in sorted(credit))
-        optional = self.optional[doc]
-        english_total = self.required[doc] + sum(
-            self.weights[term] for term in common if term in optional
+        english_total = self._arrays.required[doc] + sum(
+            self.weights[term] for term in common if english[term]
         )
         english_hit = sum(self.weights[term] * query.best[term] for term in common)
         return math.sqrt((english_hit / english_total) * (foreign_hit / query.total))
@@ -149,26 +165,17 @@ class EnglishIndex:
         return found
 
     def arrays(self) -> _Arrays:
-        """The index as arrays for coverage_many(), built once."""
-        if self._arrays is None:
-            width = len(self.vocabulary)
-            keys: list[int] = []
-            optional: list[bool] = []
-            for doc, (terms, names_of_doc) in enumerate(
-                zip(self.terms, self.optional, strict=True)
-            ):
-                held = sorted((self.vocabulary[term], term in names_of_doc) for term in terms)
-                keys += [doc * width + i for i, _ in held]
-                optional += [named for _, named in held]
-            self._arrays = _Arrays(
-                np.asarray([self.idf[term] for term in self.vocabulary], dtype=np.float64),
-                np.asarray([self.weights[term] for term in self.vocabulary], dtype=np.float64),
-                np.asarray(keys, dtype=np.int64),
-                np.asarray(optional, dtype=np.bool_),
-                np.asarray(self.required, dtype=np.float64),
-                np.asarray([not terms for terms in self.terms], dtype=np.bool_),
-            )
+        """The index as arrays (coverage_many)."""
         return self._arrays
+
+    def held(self, doc: int) -> dict[str, bool]:
+        """The terms English text DOC holds, each with whether it is optional (a name)."""
+        arrays, width = self._arrays, len(self.vocabulary)
+        first, last = np.searchsorted(arrays.keys, [doc * width, (doc + 1) * width])
+        ids = (arrays.keys[first:last] - doc * width).tolist()
+        return dict(
+            zip((self.names[i] for i in ids), arrays.optional[first:last].tolist(), strict=True)
+        )
 
     def queries(self, texts: Sequence[tuple[str, str]], lexicon: Lexicon) -> Queries:
         """Each (text, lang) of TEXTS mapped through LEXICON into this index's terms.

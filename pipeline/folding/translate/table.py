@@ -6,13 +6,14 @@ import datetime as dt
 from collections import defaultdict
 from typing import Any, NamedTuple
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import replace_column, strings
+from pipeline.columns import listed, replace_column, strings
 from pipeline.folding.translate.index import EnglishIndex
 from pipeline.folding.translate.lexicon import Lexicon, shipped
-from pipeline.folding.translate.link import Link, decide, rank_many
+from pipeline.folding.translate.link import decide, rank_many
 from pipeline.keys import codes, first_rows
 from pipeline.schema import TRANSLATIONS, make_schema
 
@@ -48,49 +49,69 @@ def translations_table(
         rulings = replace_column(rulings, "card", rulings["card"].cast(pa.string()))
     lang = rulings["lang"].cast(pa.string())
     english: Any = pc.fill_null(pc.equal(lang, pa.scalar(ENGLISH)), pa.scalar(False))  # noqa: FBT003
-    index = EnglishIndex(_first_texts(rulings, english))
-    translations = sorted(_translations(rulings, lang).items(), key=_order)
-    owned = _own(rulings, english, {card for (_, card), _ in translations if card is not None})
+    translations = _translations(rulings, lang)
+    cards = pc.unique(translations["card"].drop_null())
+    owned = _own(rulings, english, cards)
+    # A translation of a card with no English ruling is not ranked (see _unranked), nor
+    # one in a language with no lexicon: only the others go through Python.
+    linkable = pc.is_in(translations["lang"], value_set=pa.array(sorted(lexicon), pa.string()))
+    has_english = pc.is_in(
+        translations["card"], value_set=pa.array(sorted(c for c in owned if c), pa.string())
+    )
+    ranked = pc.and_(linkable, pc.or_(pc.is_null(translations["card"]), has_english))
+    methods = pc.if_else(linkable, pa.scalar("no-candidates"), pa.scalar("no-lexicon"))
+    rows = np.flatnonzero(np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=bool))
+    picked = translations.take(pa.array(rows, pa.int64()))
+    asked = list(
+        zip(*(listed(picked[name]) for name in ("text_hash", "card", "lang", "text")), strict=True)
+    )
+    index = EnglishIndex(_first_texts(rulings, english)) if asked else EnglishIndex({})
     # One ranking per text, whatever card it is on: the own texts of each of its cards scored.
-    # A translation of a card with no English ruling is not ranked (see _unranked).
     texts: dict[str, tuple[str, str, set[int]]] = {}
-    for (text_hash, card), (lang_code, text) in translations:
-        if lang_code in lexicon and not _unranked(card, owned):
-            positions = texts.setdefault(text_hash, (text, lang_code, set()))[2]
-            positions.update(index.position[h] for h in owned.get(card, ()) if h in index.position)
-    asked = [(text, lang_code, sorted(mine)) for text, lang_code, mine in texts.values()]
-    rankings = dict(zip(texts, rank_many(asked, index, lexicon, workers), strict=True))
-    links: list[Link] = []
-    for (text_hash, card), (lang_code, _) in translations:
-        if lang_code not in lexicon:
-            links.append(Link(None, 0.0, 0.0, "no-lexicon"))
-        elif _unranked(card, owned):
-            links.append(Link(None, 0.0, 0.0, "no-candidates"))
-        else:
-            links.append(decide(rankings[text_hash], index, owned.get(card, set())))
+    for text_hash, card, lang_code, text in asked:
+        positions = texts.setdefault(text_hash, (text, lang_code, set()))[2]
+        positions.update(index.position[h] for h in owned.get(card, ()) if h in index.position)
+    queries = [(text, lang_code, sorted(mine)) for text, lang_code, mine in texts.values()]
+    rankings = dict(zip(texts, rank_many(queries, index, lexicon, workers), strict=True))
+    links = [decide(rankings[h], index, owned.get(card, set())) for h, card, _, _ in asked]
     # First sightings decide between versions of an original: only theirs are looked up.
-    dated = [(h, link) for ((h, _), _), link in zip(translations, links, strict=True)
-             if len(link.versions) > 1]  # fmt: skip
+    dated = [
+        (h, link) for (h, *_), link in zip(asked, links, strict=True) if len(link.versions) > 1
+    ]
     seen = _seen(rulings, {text for h, link in dated for text in (h, *link.versions)})
-    rows: list[dict[str, object]] = []
-    for ((text_hash, card), (lang_code, _)), result in zip(translations, links, strict=True):
+    originals: list[str | None] = []
+    for (text_hash, card, *_), result in zip(asked, links, strict=True):
         original = result.original
         if len(result.versions) > 1:
             own = owned.get(card, set())
             original = _dated_version(result.versions, text_hash, card, own, seen)
-        rows.append(
-            {
-                "text_hash": text_hash,
-                "card": card,
-                "lang": lang_code,
-                "original_text_hash": original,
-                "score": result.score,
-                "margin": result.margin,
-                "original_current": None,
-                "method": result.method,
-            }
-        )
-    return with_original_current(pa.Table.from_pylist(rows, schema=TRANSLATIONS_SCHEMA), rulings)
+        originals.append(original)
+    count = translations.num_rows
+    column = _scattered(rows, count)
+    columns: list[Any] = [
+        translations["text_hash"],
+        translations["card"],
+        translations["lang"],
+        column(originals, None, pa.string()),
+        column([link.score for link in links], 0.0, pa.float64()),
+        column([link.margin for link in links], 0.0, pa.float64()),
+        pa.nulls(count, pa.bool_()),
+        pc.if_else(ranked, column([link.method for link in links], "", pa.string()), methods),
+    ]
+    table = pa.Table.from_arrays(columns, names=TRANSLATIONS_SCHEMA.names)
+    return with_original_current(table.cast(TRANSLATIONS_SCHEMA), rulings)
+
+
+def _scattered(rows: Any, count: int) -> Any:  # noqa: ANN401
+    """A maker of columns of COUNT rows: given values at ROWS, a default elsewhere."""
+
+    def column(values: list[Any], default: Any, kind: pa.DataType) -> pa.Array[Any]:  # noqa: ANN401
+        full: list[Any] = [default] * count
+        for row, value in zip(rows.tolist(), values, strict=True):
+            full[row] = value
+        return pa.array(full, kind)
+
+    return column
 
 
 def _unranked(card: str | None, owned: dict[str | None, set[str]]) -> bool:
@@ -112,27 +133,30 @@ def _first_texts(rulings: pa.Table, where: Any) -> dict[str, str]:  # noqa: ANN4
     return dict(zip(strings(hashes), strings(texts), strict=True))
 
 
-def _translations(rulings: pa.Table, lang: Any) -> dict[tuple[str, str | None], tuple[str, str]]:  # noqa: ANN401
-    """{(text_hash, card): (lang, text)} of the first row of each translated ruling.
+def _translations(rulings: pa.Table, lang: Any) -> pa.Table:  # noqa: ANN401
+    """text_hash, card, lang, text of the first row of each translated (text_hash, card).
 
-    Every language but English and "und" is a translation (a null one too: it gets no link).
+    Every language but English and "und" is a translation (a null one too: it gets no
+    link). Sorted by card (nulls last), lang, text_hash.
     """
     foreign = pc.invert(pc.is_in(lang, value_set=pa.array(sorted(NOT_TRANSLATIONS))))
     rows = first_rows(rulings, ["text_hash", "card"], foreign)
     picked = pa.table(
-        [rulings[name].take(rows).cast(pa.string()) for name in ("text_hash", "card", "text")]
-        + [lang.take(rows)],
-        names=["text_hash", "card", "text", "lang"],
+        [rulings[name].take(rows).cast(pa.string()) for name in ("text_hash", "card")]
+        + [lang.take(rows), rulings["text"].take(rows).cast(pa.string())],
+        names=["text_hash", "card", "lang", "text"],
     )
-    return {
-        (row["text_hash"], row["card"]): (row["lang"], row["text"]) for row in picked.to_pylist()
-    }
+    order = pc.sort_indices(
+        picked,
+        sort_keys=[("card", "ascending"), ("lang", "ascending"), ("text_hash", "ascending")],
+    )
+    return picked.take(order)
 
 
-def _own(rulings: pa.Table, english: Any, cards: set[str]) -> dict[str | None, set[str]]:  # noqa: ANN401
+def _own(rulings: pa.Table, english: Any, cards: Any) -> dict[str | None, set[str]]:  # noqa: ANN401
     """Each of CARDS' own English text hashes. Rulings of no known card are no card's own."""
     card = rulings["card"].cast(pa.string())
-    mine = pc.and_(english, pc.is_in(card, value_set=pa.array(sorted(cards), pa.string())))
+    mine = pc.and_(english, pc.is_in(card, value_set=cards))
     picked = pa.table([rulings["text_hash"].cast(pa.string()), card], names=["h", "c"])
     owned: dict[str | None, set[str]] = defaultdict(set)
     for text_hash, name in zip(*(strings(c) for c in picked.filter(mine).columns), strict=True):
@@ -196,11 +220,6 @@ def _dated_version(
     if before:
         return max(before, key=lambda v: (_sort_key(when(v)), v))
     return min(candidates, key=lambda v: (_sort_key(when(v)), v))
-
-
-def _order(item: tuple[tuple[str, str | None], tuple[str, str]]) -> tuple[bool, str, str, str]:
-    (text_hash, card), (lang, _) = item
-    return (card is None, card or "", lang, text_hash)
 
 
 def has_work(old: pa.Table, rulings: pa.Table, cards: Any) -> bool:  # noqa: ANN401
