@@ -41,7 +41,7 @@ _CHUNK = 256
 # Scores one batch of translations holds against every English text (rank_batch): the
 # batch is as many translations as keep it under this, so memory stays bounded.
 _BATCH_CELLS = 1 << 22
-# The index and lexicon rank_many() hands to its forked workers.
+# The index and lexicon link_many() hands to its forked workers.
 _SHARED: tuple[EnglishIndex, Lexicon] | None = None
 
 
@@ -132,36 +132,52 @@ def _rank_batch(
     return found
 
 
-def rank_many(
-    texts: Sequence[tuple[str, str, Sequence[int]]],
-    index: EnglishIndex,
-    lexicon: Lexicon,
-    workers: int = 1,
-) -> list[Ranking]:
-    """rank() of each (text, lang, own) of TEXTS, in order; on WORKERS processes when it pays.
+# A text to link: its words, language, and the English texts of each card it is on (one
+# decision each; a text of no known card has an empty collection).
+Asked = tuple[str, str, "Sequence[Collection[str]]"]
 
-    The workers are forked, so they share the index and lexicon as they are; where fork is
-    not available (or for fewer than PARALLEL_MIN texts) the texts are ranked here. The
-    rankings are the same either way.
+
+def link_many(
+    texts: Sequence[Asked], index: EnglishIndex, lexicon: Lexicon, workers: int = 1
+) -> list[list[Link]]:
+    """The links of each (text, lang, cards' originals) of TEXTS: one per card, in order.
+
+    Each text is ranked once, with the own texts of all its cards scored, and decided
+    once per card (decide()), on WORKERS processes when it pays: the workers are forked,
+    so they share the index and lexicon as they are, and only the links travel back.
+    Where fork is not available (or for fewer than PARALLEL_MIN texts) the texts are
+    linked here. The links are the same either way.
     """
     if workers <= 1 or len(texts) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
-        return rank_batch(texts, index, lexicon)
+        return _link_batch(texts, index, lexicon)
     chunks = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
     global _SHARED  # noqa: PLW0603 - what the forked workers inherit
     _SHARED = (index, lexicon)
     try:
         with ProcessPoolExecutor(min(workers, len(chunks)), mp.get_context("fork")) as pool:
-            return [ranking for part in pool.map(_rank_chunk, chunks) for ranking in part]
+            return [links for part in pool.map(_link_chunk, chunks) for links in part]
     finally:
         _SHARED = None
 
 
-def _rank_chunk(texts: Sequence[tuple[str, str, Sequence[int]]]) -> list[Ranking]:
+def _link_batch(texts: Sequence[Asked], index: EnglishIndex, lexicon: Lexicon) -> list[list[Link]]:
+    asked = []
+    for text, lang, cards in texts:
+        own = {index.position[h] for originals in cards for h in originals if h in index.position}
+        asked.append((text, lang, sorted(own)))
+    rankings = rank_batch(asked, index, lexicon)
+    return [
+        [decide(ranking, index, originals) for originals in cards]
+        for ranking, (_, _, cards) in zip(rankings, texts, strict=True)
+    ]
+
+
+def _link_chunk(texts: Sequence[Asked]) -> list[list[Link]]:
     if _SHARED is None:
-        msg = "_rank_chunk runs in a worker forked by rank_many()"
+        msg = "_link_chunk runs in a worker forked by link_many()"
         raise RuntimeError(msg)
     index, lexicon = _SHARED
-    return rank_batch(texts, index, lexicon)
+    return _link_batch(texts, index, lexicon)
 
 
 def _ordered(scored: Iterable[tuple[int, float]], index: EnglishIndex) -> list[tuple[int, float]]:

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from pipeline.columns import listed, replace_column, strings
 from pipeline.folding.translate.index import EnglishIndex
 from pipeline.folding.translate.lexicon import Lexicon, shipped
-from pipeline.folding.translate.link import decide, rank_many
+from pipeline.folding.translate.link import link_many
 from pipeline.keys import codes, first_rows
 from pipeline.schema import TRANSLATIONS, make_schema
 
@@ -39,7 +39,7 @@ def translations_table(
     latest one not dated after the translation (else the earliest): a translation made
     before an English rewording links to the old wording, and shows as out of date.
     `original_current` is with_original_current()'s. Rows sorted by card (nulls last),
-    lang, text_hash. Texts are ranked on WORKERS processes (rank_many).
+    lang, text_hash. Texts are linked on WORKERS processes (link_many).
 
     Only what the decisions need goes through Python: each English text once, the
     translations, the English rulings of their cards, the sightings of versions.
@@ -66,14 +66,13 @@ def translations_table(
         zip(*(listed(picked[name]) for name in ("text_hash", "card", "lang", "text")), strict=True)
     )
     index = EnglishIndex(_first_texts(rulings, english)) if asked else EnglishIndex({})
-    # One ranking per text, whatever card it is on: the own texts of each of its cards scored.
-    texts: dict[str, tuple[str, str, set[int]]] = {}
+    # One ranking per text, whatever card it is on; one decision per card it is on.
+    cards_of: dict[str, tuple[str, str, list[set[str]]]] = {}
     for text_hash, card, lang_code, text in asked:
-        positions = texts.setdefault(text_hash, (text, lang_code, set()))[2]
-        positions.update(index.position[h] for h in owned.get(card, ()) if h in index.position)
-    queries = [(text, lang_code, sorted(mine)) for text, lang_code, mine in texts.values()]
-    rankings = dict(zip(texts, rank_many(queries, index, lexicon, workers), strict=True))
-    links = [decide(rankings[h], index, owned.get(card, set())) for h, card, _, _ in asked]
+        cards_of.setdefault(text_hash, (text, lang_code, []))[2].append(owned.get(card, set()))
+    decided = link_many(list(cards_of.values()), index, lexicon, workers)
+    ordered = dict(zip(cards_of, (iter(links) for links in decided), strict=True))
+    links = [next(ordered[text_hash]) for text_hash, *_ in asked]
     # First sightings decide between versions of an original: only theirs are looked up.
     dated = [
         (h, link) for (h, *_), link in zip(asked, links, strict=True) if len(link.versions) > 1
