@@ -47,7 +47,8 @@ class EnglishIndex:
         self.hashes = sorted(texts)
         self.texts = [texts[text_hash] for text_hash in self.hashes]
         self.position = {text_hash: i for i, text_hash in enumerate(self.hashes)}
-        bags = [_english_bag(text) for text in self.texts]
+        prepared = [prepare(text) for text in self.texts]
+        bags = [_english_bag(text) for text in prepared]
         frequency: Counter[str] = Counter()
         for bag in bags:
             frequency.update(bag.keys())
@@ -65,10 +66,10 @@ class EnglishIndex:
         values: list[float] = []
         optional: list[bool] = []
         required: list[float] = []
-        for doc, (text, bag) in enumerate(zip(self.texts, bags, strict=True)):
+        for doc, (text, bag) in enumerate(zip(prepared, bags, strict=True)):
             weights = {term: count * self.idf[term] for term, count in bag.items()}
             norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
-            named = names(prepare(text))
+            named = names(text)
             held = sorted((self.vocabulary[term], term) for term in bag)
             docs += [doc] * len(held)
             keys += [doc * width + term_id for term_id, _ in held]
@@ -193,8 +194,11 @@ class EnglishIndex:
             if table is None:
                 continue
             word_features, anchor_features = features(text, lang)
+            known = entries.of(lang)
             for feature, count in sorted(Counter(word_features).items()):
-                entry = entries.find(lang, feature, table)
+                entry = known.get(feature)
+                if entry is None:
+                    entry = entries.find(lang, feature, table)
                 if entry >= 0:
                     item_query.append(row)
                     item_entry.append(entry)
@@ -348,7 +352,8 @@ class _Entries:
 
     def __init__(self, index: EnglishIndex) -> None:
         self._index = index
-        self._ids: dict[tuple[str, str], int] = {}
+        # Per language (anchors under ""), each feature's entry.
+        self._ids: dict[str, dict[str, int]] = {}
         self.extra: dict[str, int] = {}
         self._lists: tuple[list[int], list[float], list[int], list[float], list[float]] = (
             [],
@@ -367,21 +372,25 @@ class _Entries:
             np.zeros(0),
         )
 
+    def of(self, lang: str) -> dict[str, int]:
+        """The entries of LANG's features made so far (-1: none in the lexicon)."""
+        return self._ids.setdefault(lang, {})
+
     def find(self, lang: str, feature: str, table: Mapping[str, Options]) -> int:
         """The entry of FEATURE in LANG's TABLE, or -1 when the lexicon has none."""
-        key = (lang, feature)
-        found = self._ids.get(key)
+        known = self.of(lang)
+        found = known.get(feature)
         if found is None:
             options = table.get(feature)
-            found = self._ids[key] = self._add(options) if options else -1
+            found = known[feature] = self._add(options) if options else -1
         return found
 
     def anchor(self, anchor: str) -> int:
         """The entry of an anchor: itself, as printed."""
-        key = ("", anchor)
-        found = self._ids.get(key)
+        known = self.of("")
+        found = known.get(anchor)
         if found is None:
-            found = self._ids[key] = self._add(((anchor, 1.0),))
+            found = known[anchor] = self._add(((anchor, 1.0),))
         return found
 
     def _add(self, options: Options) -> int:
@@ -516,8 +525,7 @@ class Query:
         self.reachable = frozenset(self.reach)
 
 
-def _english_bag(text: str) -> Counter[str]:
-    prepared = prepare(text)
+def _english_bag(prepared: str) -> Counter[str]:
     return Counter(words(prepared, "en") + anchors(prepared, "en"))
 
 
