@@ -265,15 +265,21 @@ def test_a_card_without_english_rulings_is_not_ranked(monkeypatch: pytest.Monkey
     assert row["method"] == "no-candidates"
 
 
-def test_batched_scoring_equals_one_by_one(seed_rulings: pa.Table) -> None:
+def test_batched_scoring_equals_one_by_one(
+    seed_rulings: pa.Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """rank_batch() ranks as rank() alone; coverage_many() scores as coverage() defines it."""
     english = [row for row in seed_rulings.to_pylist() if row["lang"] == "en"]
     index = EnglishIndex({row["text_hash"]: row["text"] for row in english})
     lexicon = shipped()
     foreign = [(r["text"], r["lang"]) for r in seed_rulings.to_pylist() if r["lang"] != "en"]
     texts = [(text, lang, (0, 3)) for text, lang in [*foreign, *UNRELATED, ("Ok.", "nl")]]
-    batched = link_module.rank_batch(texts, index, lexicon)
-    assert batched == [link_module.rank(t, lang, index, lexicon, own) for t, lang, own in texts]
+    alone = [link_module.rank(t, lang, index, lexicon, own) for t, lang, own in texts]
+    # A fresh index, the texts two at a time: its lexicon entries are made batch by batch.
+    fresh = EnglishIndex({row["text_hash"]: row["text"] for row in english})
+    monkeypatch.setattr(link_module, "_BATCH_CELLS", 2 * len(fresh))
+    assert link_module.rank_batch(texts, fresh, lexicon) == alone
+    assert all(len(ranking.ranked) == link_module.SHORTLIST for ranking in alone[: len(foreign)])
     one_by_one = [index.weigh(foreign_terms(t, lang, lexicon)) for t, lang in foreign]
     pairs = [(q, doc) for q in range(len(foreign)) for doc in range(len(index))]
     scores = index.coverage_many(
