@@ -12,6 +12,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 from scipy import sparse
 
+from pipeline.folding.translate.card import choose
 from pipeline.folding.translate.features import (
     ANCHOR,
     anchors,
@@ -26,7 +27,7 @@ from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
     from numpy.typing import NDArray
 
@@ -554,6 +555,7 @@ def decide(
     *,
     min_score: float = MIN_SCORE,
     min_margin: float = MIN_MARGIN,
+    text: str | None = None,
 ) -> Link:
     """The link a ranking supports, with the card's own English texts (CARD_ORIGINALS) in it.
 
@@ -561,23 +563,25 @@ def decide(
     their positions); a version of the winner that
     the card holds is preferred as the original. The method says where the original was
     found: among the card's own English rulings ("card") or the whole dataset ("dataset");
-    "unsure" when there is no link.
+    "unsure" when there is no link. TEXT, the translation, lets its marks (features.marks)
+    weigh a card's own winner's lead.
     """
     if not ranking.ranked:
         return Link(None, 0.0, 0.0, "no-candidates")
-    seen = {i for i, _ in ranking.ranked}
     own = [index.position[h] for h in card_originals if h in index.position]
-    unseen = sorted(set(own) - seen)
-    scored = dict(ranking.own)
-    if not set(unseen) <= scored.keys():
-        msg = "decide() needs a ranking that scored the card's own texts (rank(…, own))"
-        raise ValueError(msg)
-    extra = [(i, scored[i]) for i in unseen]
-    ranked = _ordered([*ranking.ranked, *extra], index)
+    ranked = _with_own(ranking, index, own)
     best, score = ranked[0]
     versions, near = _similar(best, ranked, index)
+
+    def similar(i: int) -> tuple[set[int], set[int]]:
+        return _similar(i, [(i, 0.0), *(pair for pair in ranked if pair[0] != i)], index)
+
     rival = next((value for i, value in ranked[1:] if i not in versions), 0.0)
     own_set = set(own)
+    if text is not None and own_set:
+        chosen = _card_link(ranked, index, own_set, ranking.shape, text, similar, min_margin)
+        if chosen is not None:
+            return chosen
     if own_set & (versions | {best}):
         # The winner is the card's own (or a version of it). The form of a text survives
         # translation where its words may not (as many sentences, a like length): the lead
@@ -607,6 +611,42 @@ def decide(
     method = "card" if original in card_originals else "dataset"
     others = tuple(index.hashes[i] for i, _ in ranked if i in versions or i == best)
     return Link(original, score, margin, method, (original, *sorted(set(others) - {original})))
+
+
+def _with_own(ranking: Ranking, index: EnglishIndex, own: Sequence[int]) -> list[tuple[int, float]]:
+    """The ranking's shortlist with the card's own texts it left out, best first."""
+    unseen = sorted(set(own) - {i for i, _ in ranking.ranked})
+    scored = dict(ranking.own)
+    if not set(unseen) <= scored.keys():
+        msg = "decide() needs a ranking that scored the card's own texts (rank(…, own))"
+        raise ValueError(msg)
+    return _ordered([*ranking.ranked, *((i, scored[i]) for i in unseen)], index)
+
+
+def _card_link(  # noqa: PLR0917 - decide()'s state, passed on as it is
+    ranked: Sequence[tuple[int, float]],
+    index: EnglishIndex,
+    own: set[int],
+    shape: tuple[int, float],
+    text: str,
+    similar: Callable[[int], tuple[set[int], set[int]]],
+    min_margin: float,
+) -> Link | None:
+    """The link the rule within one card supports (card.choose), or None."""
+    chosen = choose(
+        ranked, index, own=own, shape=shape, text=text, similar=similar, min_margin=min_margin
+    )
+    if chosen is None:
+        return None
+    original = index.hashes[chosen.original]
+    versions = {index.hashes[i] for i in chosen.versions} - {original}
+    return Link(
+        original,
+        round(chosen.score, 4),
+        round(chosen.margin, 4),
+        "card",
+        (original, *sorted(versions)),
+    )
 
 
 def _similar(
@@ -649,4 +689,6 @@ def link(
         return Link(None, 0.0, 0.0, "no-lexicon")
     own = sorted(index.position[h] for h in card_originals if h in index.position)
     ranking = rank(text, lang, index, lexicon, own)
-    return decide(ranking, index, card_originals, min_score=min_score, min_margin=min_margin)
+    return decide(
+        ranking, index, card_originals, min_score=min_score, min_margin=min_margin, text=text
+    )

@@ -60,13 +60,14 @@ def translations_table(
     asked = [(text, lang_code, sorted(mine)) for text, lang_code, mine in texts.values()]
     rankings = dict(zip(texts, rank_many(asked, index, lexicon, workers), strict=True))
     links: list[Link] = []
-    for (text_hash, card), (lang_code, _) in translations:
+    for (text_hash, card), (lang_code, text) in translations:
         if lang_code not in lexicon:
             links.append(Link(None, 0.0, 0.0, "no-lexicon"))
         elif _unranked(card, owned):
             links.append(Link(None, 0.0, 0.0, "no-candidates"))
         else:
-            links.append(decide(rankings[text_hash], index, owned.get(card, set())))
+            own = owned.get(card, set())
+            links.append(decide(rankings[text_hash], index, own, text=text))
     # First sightings decide between versions of an original: only theirs are looked up.
     dated = [(h, link) for ((h, _), _), link in zip(translations, links, strict=True)
              if len(link.versions) > 1]  # fmt: skip
