@@ -9,10 +9,9 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from rapidfuzz import fuzz, process
 from scipy import sparse
 
-from pipeline.folding.translate.card import choose
+from pipeline.folding.translate.card import choose, similar_texts
 from pipeline.folding.translate.features import (
     ANCHOR,
     anchors,
@@ -27,7 +26,7 @@ from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Mapping, Sequence
 
     from numpy.typing import NDArray
 
@@ -37,15 +36,6 @@ if TYPE_CHECKING:
 # the lexicon learned from use less), so the margin carries most of the decision.
 MIN_SCORE = 0.45
 MIN_MARGIN = 0.12
-# Two English texts this similar (rapidfuzz ratio of the folded texts) are taken as versions
-# of one ruling ("… not when it's exiled" / "… not when the card is exiled"): either is the
-# right original, so the margin is measured against the best candidate outside them.
-VERSION_SIMILARITY = 80.0
-# A text of another card this similar to the card's own winner (but not a version of it) is
-# the same ruling worded for that card, which a set repeats across its cards: it is no
-# rival to the card's own (benchmarks/translate_eval.py --hand: 38 of 44 right instead of
-# 35, still none wrong, and no more false links with the original absent; 50 let one in).
-NEAR_DUPLICATE = 70.0
 # How many of the best-scoring candidates are compared for versions and the margin.
 SHORTLIST = 20
 # Fewer texts than this are ranked in the calling process: forking costs more than it saves.
@@ -571,17 +561,20 @@ def decide(
     own = [index.position[h] for h in card_originals if h in index.position]
     ranked = _with_own(ranking, index, own)
     best, score = ranked[0]
-    versions, near = _similar(best, ranked, index)
+    versions, near = similar_texts(best, [i for i, _ in ranked[1:]], index)
 
     def similar(i: int) -> tuple[set[int], set[int]]:
-        return _similar(i, [(i, 0.0), *(pair for pair in ranked if pair[0] != i)], index)
+        return similar_texts(i, [j for j, _ in ranked if j != i], index)
 
     rival = next((value for i, value in ranked[1:] if i not in versions), 0.0)
     own_set = set(own)
     if text is not None and own_set:
-        chosen = _card_link(ranked, index, own_set, ranking.shape, text, similar, min_margin)
+        chosen = choose(
+            ranked, index, own=own_set, shape=ranking.shape, text=text, similar=similar,
+            min_margin=min_margin,
+        )  # fmt: skip
         if chosen is not None:
-            return chosen
+            return Link(*chosen[:3], "card", chosen.versions)
     if own_set & (versions | {best}):
         # The winner is the card's own (or a version of it). The form of a text survives
         # translation where its words may not (as many sentences, a like length): the lead
@@ -621,52 +614,6 @@ def _with_own(ranking: Ranking, index: EnglishIndex, own: Sequence[int]) -> list
         msg = "decide() needs a ranking that scored the card's own texts (rank(…, own))"
         raise ValueError(msg)
     return _ordered([*ranking.ranked, *((i, scored[i]) for i in unseen)], index)
-
-
-def _card_link(  # noqa: PLR0917 - decide()'s state, passed on as it is
-    ranked: Sequence[tuple[int, float]],
-    index: EnglishIndex,
-    own: set[int],
-    shape: tuple[int, float],
-    text: str,
-    similar: Callable[[int], tuple[set[int], set[int]]],
-    min_margin: float,
-) -> Link | None:
-    """The link the rule within one card supports (card.choose), or None."""
-    chosen = choose(
-        ranked, index, own=own, shape=shape, text=text, similar=similar, min_margin=min_margin
-    )
-    if chosen is None:
-        return None
-    original = index.hashes[chosen.original]
-    versions = {index.hashes[i] for i in chosen.versions} - {original}
-    return Link(
-        original,
-        round(chosen.score, 4),
-        round(chosen.margin, 4),
-        "card",
-        (original, *sorted(versions)),
-    )
-
-
-def _similar(
-    best: int, ranked: Sequence[tuple[int, float]], index: EnglishIndex
-) -> tuple[set[int], set[int]]:
-    """The candidates after the first that are versions of BEST, and its near-duplicates."""
-    others = [i for i, _ in ranked[1:]]
-    if not others:
-        return set(), set()
-    # One call for the whole row; in doubles, as fuzz.ratio() answers one pair.
-    similar = process.cdist(
-        [index.folded(best)],
-        [index.folded(i) for i in others],
-        scorer=fuzz.ratio,
-        dtype=np.float64,
-        score_cutoff=NEAR_DUPLICATE,
-    )[0].tolist()
-    pairs = list(zip(others, similar, strict=True))
-    versions = {i for i, value in pairs if value >= VERSION_SIMILARITY}
-    return versions, {i for i, value in pairs if value >= NEAR_DUPLICATE}
 
 
 def link(
