@@ -570,7 +570,7 @@ def test_hand_translated_rulings_link_right_or_not_at_all() -> None:
     decide between them in the table), not a wrong link.
     """
     items, index, own = _hand_pool()
-    assert {item["lang"] for item in items} == {"de", "fr", "ja", "ko"}
+    assert {item["lang"] for item in items} == {"de", "es", "fr", "it", "ja", "ko"}
     assert len(items) >= 100
     assert len({item["english"] for item in items}) >= 25
     results = [link(i["text"], i["lang"], own[i["card"]], index) for i in items]
