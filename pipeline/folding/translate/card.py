@@ -7,6 +7,7 @@ fails (sentences and length, symbols, numbers, brackets, pauses) tells them apar
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -40,6 +41,9 @@ OTHER_CARD_MARGIN = 0.04
 # the card's other rulings it linked with the original absent all failed one or the other.
 FORM_FIT = 0.8
 
+# An English text is a candidate of many translations: its marks are counted once.
+_english_marks = lru_cache(maxsize=1 << 16)(marks)
+
 
 class Choice(NamedTuple):
     """A card's own ruling a translation is linked to (a hash), score, margin, versions."""
@@ -62,7 +66,7 @@ def formed_scores(
     for i, value in ranked:
         weight = shape_similarity(shape, index.shape(i))
         if printed is not None:
-            weight *= mark_similarity(printed, marks(index.texts[i]))
+            weight *= mark_similarity(printed, _english_marks(index.texts[i]))
         found[i] = value * weight
     return found
 
@@ -94,8 +98,8 @@ def choose(
         return None
     best = mine[0]
     versions, near = similar(best)
-    fit = mark_similarity(printed, marks(index.texts[best]))
-    kept = {i for i in versions if mark_similarity(printed, marks(index.texts[i])) >= fit}
+    fit = mark_similarity(printed, _english_marks(index.texts[best]))
+    kept = {i for i in versions if mark_similarity(printed, _english_marks(index.texts[i])) >= fit}
     own_rival = max((formed[i] for i in mine[1:] if i not in kept), default=0.0)
     other_rival = max(
         (formed[i] for i, _ in ranked if i not in own and i not in kept and i not in near),
