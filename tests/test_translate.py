@@ -16,18 +16,28 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import FIXTURES, RAW, REALDATA
+from rapidfuzz import fuzz
 
 from pipeline import open_dataset
 from pipeline.errors import StoreError
 from pipeline.folding.translate import EnglishIndex, link, translations_table
-from pipeline.folding.translate.features import ANCHOR, features, shape, shape_similarity
+from pipeline.folding.translate.card import VERSION_SIMILARITY
+from pipeline.folding.translate.features import (
+    ANCHOR,
+    features,
+    mark_similarity,
+    marks,
+    shape,
+    shape_similarity,
+)
 from pipeline.folding.translate.index import foreign_terms
 from pipeline.folding.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
+from pipeline.folding.translate.link import decide, rank
 from pipeline.folding.translate.parallel import TEST_SETS, read_pairs
 from pipeline.ingest import ingest
 from pipeline.publishing.dataset import load_changeset
 from pipeline.publishing.render import render_markdown
-from pipeline.text.normalize import text_hash
+from pipeline.text.normalize import fold, text_hash
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -548,21 +558,130 @@ _HAND = FIXTURES / "language" / "hand-translations.jsonl"
 _KHM = REALDATA / "mtgjson-2022" / "KHM.json"
 
 
-@pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
-def test_hand_translated_rulings_link_right_or_not_at_all() -> None:
-    """Hand translations of KHM rulings, among KHM's English rulings: none links wrong."""
-    import json  # noqa: PLC0415 - only this test reads JSON
-
+def _hand_pool() -> tuple[list[dict[str, str]], EnglishIndex, dict[str, set[str]]]:
+    """The hand translations, and the English rulings of the set files they name, by card."""
+    items = [json.loads(line) for line in _HAND.read_text(encoding="utf-8").splitlines()]
     own: dict[str, set[str]] = {}
     pool: dict[str, str] = {}
-    for card in json.loads(_KHM.read_text(encoding="utf-8"))["data"]["cards"]:
-        for ruling in card.get("rulings", ()):
-            pool[text_hash(ruling["text"])] = ruling["text"]
-            own.setdefault(card["name"], set()).add(text_hash(ruling["text"]))
-    index = EnglishIndex(pool)
-    items = [json.loads(line) for line in _HAND.read_text(encoding="utf-8").splitlines()]
-    assert {item["lang"] for item in items} == {"de", "fr", "ja", "ko"}
+    for code in sorted({item["set"] for item in items}):
+        path = REALDATA / "mtgjson-2022" / f"{code}.json"
+        for card in json.loads(path.read_text(encoding="utf-8"))["data"]["cards"]:
+            for ruling in card.get("rulings", ()):
+                pool[text_hash(ruling["text"])] = ruling["text"]
+                own.setdefault(card["name"], set()).add(text_hash(ruling["text"]))
+    return items, EnglishIndex(pool), own
+
+
+@pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
+def test_hand_translated_rulings_link_right_or_not_at_all() -> None:
+    """Hand translations of real rulings, among their sets' rulings: none links wrong.
+
+    A link to another wording of the original that the card holds is a version (the dates
+    decide between them in the table), not a wrong link.
+    """
+    items, index, own = _hand_pool()
+    assert {item["lang"] for item in items} == {"de", "es", "fr", "it", "ja", "ko"}
+    assert len(items) >= 100
+    assert len({item["english"] for item in items}) >= 25
     results = [link(i["text"], i["lang"], own[i["card"]], index) for i in items]
     right = [r.original == text_hash(i["english"]) for i, r in zip(items, results, strict=True)]
-    assert not [r for r, ok in zip(results, right, strict=True) if r.original and not ok]
-    assert sum(right) >= 0.75 * len(items)
+    wrong = [
+        (item["english"], result.original)
+        for item, result, ok in zip(items, results, right, strict=True)
+        if result.original and not ok and text_hash(item["english"]) not in result.versions
+    ]
+    assert not wrong
+    assert sum(right) >= 0.85 * len(items)
+
+
+@pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
+def test_the_rule_within_a_card_links_what_the_score_alone_leaves_unsure() -> None:
+    """A card's own ruling that leads its others by form and marks links below MIN_SCORE.
+
+    Without the translation's text (its marks), decide() keeps the rule for any winner;
+    with it, more of the hand translations link, all of them right.
+    """
+    items, index, own = _hand_pool()
+    lexicon = shipped()
+    before = after = 0
+    for item in items:
+        mine = sorted(index.position[h] for h in own[item["card"]])
+        ranking = rank(item["text"], item["lang"], index, lexicon, mine)
+        right = text_hash(item["english"])
+        plain = decide(ranking, index, own[item["card"]])
+        marked = decide(ranking, index, own[item["card"]], text=item["text"])
+        assert marked.original in {None, right} or right in marked.versions
+        before += plain.original == right
+        after += marked.original == right
+        if plain.original == right:  # the rule within a card undoes no right link
+            assert marked.original == right
+        if marked.original == right and plain.original is None:
+            assert marked.method == "card"
+    assert after > before
+
+
+@pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
+def test_a_card_s_other_ruling_does_not_link_when_the_original_is_absent() -> None:
+    """With its original removed, a translation links to none of the card's other rulings.
+
+    The card's rulings that the rule within a card would link (close in words, with the
+    original gone) differ in form or marks: "search . . . for glory" has a pause that
+    "You'll still perform the search" lacks.
+    """
+    items, index, own = _hand_pool()
+    originals = {text_hash(item["english"]) for item in items}
+    absent = EnglishIndex(
+        {h: index.texts[i] for h, i in index.position.items() if h not in originals}
+    )
+    false = []
+    for item in items:
+        result = link(item["text"], item["lang"], own[item["card"]] - originals, absent)
+        if result.method == "card":
+            false.append((item["english"], absent.texts[absent.position[str(result.original)]]))
+    # A newer wording of an absent original is a version of it, not a false link.
+    false = [(a, b) for a, b in false if fuzz.ratio(fold(a), fold(b)) < VERSION_SIMILARITY]
+    assert not false
+
+
+def test_marks_are_what_a_translator_prints_as_it_is() -> None:
+    """Symbols, numbers, brackets and pauses; a number may be a word in English."""
+    english = marks("Pay {S}. You'll still search . . . for glory (1) (2).")
+    # Full-width brackets and digits are plain after NFKC; an ellipsis is a pause.
+    japanese = "{S}を支払う。それでも\uff08\uff11\uff09\uff08\uff12\uff09\u2026栄光を探す。"
+    assert english == marks(japanese)
+    assert mark_similarity(english, english) == 1.0
+    assert mark_similarity(marks("Du erhältst 4 Leben."), marks("You won't gain any life.")) == 1.0
+    assert mark_similarity(marks("Du erhältst kein Leben."), marks("You won't gain 4 life.")) < 1
+    assert mark_similarity(marks("Eine Zeile (mit Klammer)."), marks("A line.")) < 1
+
+
+@pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
+def test_a_translation_of_an_older_wording_links_to_it_and_is_stale() -> None:
+    """Marks tell wordings apart that the words cannot: "any life" is not "4 life".
+
+    Invoke the Divine holds two wordings (2018, 2021); a translation of the 2018 one, dated
+    after both, links to the 2018 wording (the dates alone would pick 2021's) and is stale.
+    """
+    lines = _HAND.read_text(encoding="utf-8").splitlines()
+    items = [item for item in map(json.loads, lines) if item["card"] == "Invoke the Divine"]
+    (card,) = (
+        card
+        for card in json.loads(_KHM.read_text(encoding="utf-8"))["data"]["cards"]
+        if card["name"] == "Invoke the Divine"
+    )
+    wordings = {ruling["text"]: dt.date.fromisoformat(ruling["date"]) for ruling in card["rulings"]}
+    (old,) = {item["english"] for item in items}
+    (new,) = set(wordings) - {old}
+    assert wordings[old] < wordings[new]
+    rows: list[tuple[str | None, str, str, bool]] = [
+        ("Invoke the Divine", "en", old, False),
+        ("Invoke the Divine", "en", new, True),
+        *[("Invoke the Divine", item["lang"], item["text"], True) for item in items],
+    ]
+    dates = {**wordings, **{item["text"]: dt.date(2022, 1, 1) for item in items}}
+    table = translations_table(_rulings(rows, dates)).to_pylist()
+    assert len(table) == len(items) == 4
+    linked = [row for row in table if row["original_text_hash"] is not None]
+    assert len(linked) >= 3
+    assert {row["original_text_hash"] for row in linked} == {text_hash(old)}
+    assert not any(row["original_current"] for row in linked)

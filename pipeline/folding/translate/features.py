@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 
 # Languages with a learned lexicon, as the `lang` codes of the rulings table.
 LANGUAGES = ("de", "es", "fr", "it", "ja", "ko", "pt", "ru", "zh")
@@ -36,6 +37,11 @@ LENGTH_RATIO = {
     "en": 1.0, "de": 1.26, "es": 1.17, "fr": 1.26, "it": 1.16, "pt": 1.15, "ru": 1.17,
     "ja": 0.61, "ko": 0.62, "zh": 0.36,
 }  # fmt: skip
+
+
+# What each mark one text has and the other lacks costs (mark_similarity): translators print
+# symbols, numbers, brackets and pauses as they are, so a missing one is strong evidence.
+MARK_COST = 0.6
 
 
 def prepare(text: str) -> str:
@@ -108,6 +114,33 @@ def shape(text: str, lang: str) -> tuple[int, float]:
     prepared = _PAUSE.sub("\u2026", prepare(text).strip())
     sentences = max(1, len(_SENTENCE_END.findall(prepared)))
     return sentences, len(prepared) / LENGTH_RATIO.get(lang, 1.0)
+
+
+def marks(text: str) -> Counter[str]:
+    """What a translator prints as it is: symbols, numbers, parentheses, pauses (an ellipsis).
+
+    Counted as printed (after NFKC, so full-width brackets and digits are plain); unlike
+    anchors, the brackets and the pause of a sentence ("search . . . for glory") count.
+    """
+    prepared = _PAUSE.sub("\u2026", prepare(text))
+    found: Counter[str] = Counter(symbol.lower() for symbol in _SYMBOL.findall(prepared))
+    plain = _SYMBOL.sub(" ", prepared)
+    found.update("#" + number for number in _NUMBER.findall(plain))
+    found["("] = plain.count("(")
+    found["\u2026"] = min(1, plain.count("\u2026") + plain.count("..."))
+    return +found
+
+
+def mark_similarity(translation: Counter[str], english: Counter[str]) -> float:
+    """How alike the marks of a translation and an English text are (0-1], 1 when the same.
+
+    Each mark one has and the other lacks costs a share (MARK_COST), but a number of the
+    translation may be a word in English ("two" is 2体, "single" is 1つ): only the
+    English numbers must be printed in the translation.
+    """
+    missing = english - translation
+    extra = Counter({m: n for m, n in (translation - english).items() if not m.startswith("#")})
+    return float(MARK_COST ** (missing.total() + extra.total()))
 
 
 def shape_similarity(first: tuple[int, float], second: tuple[int, float]) -> float:

@@ -7,8 +7,8 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from rapidfuzz import fuzz, process
 
+from pipeline.folding.translate.card import choose, similar_texts
 from pipeline.folding.translate.features import shape, shape_similarity
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 
@@ -23,15 +23,6 @@ if TYPE_CHECKING:
 # the lexicon learned from use less), so the margin carries most of the decision.
 MIN_SCORE = 0.45
 MIN_MARGIN = 0.12
-# Two English texts this similar (rapidfuzz ratio of the folded texts) are taken as versions
-# of one ruling ("… not when it's exiled" / "… not when the card is exiled"): either is the
-# right original, so the margin is measured against the best candidate outside them.
-VERSION_SIMILARITY = 80.0
-# A text of another card this similar to the card's own winner (but not a version of it) is
-# the same ruling worded for that card, which a set repeats across its cards: it is no
-# rival to the card's own (benchmarks/translate_eval.py --hand: 38 of 44 right instead of
-# 35, still none wrong, and no more false links with the original absent; 50 let one in).
-NEAR_DUPLICATE = 70.0
 # How many of the best-scoring candidates are compared for versions and the margin.
 SHORTLIST = 20
 # Fewer texts than this are ranked in the calling process: forking costs more than it saves.
@@ -167,8 +158,8 @@ def _link_batch(texts: Sequence[Asked], index: EnglishIndex, lexicon: Lexicon) -
         asked.append((text, lang, sorted(own)))
     rankings = rank_batch(asked, index, lexicon)
     return [
-        [decide(ranking, index, originals) for originals in cards]
-        for ranking, (_, _, cards) in zip(rankings, texts, strict=True)
+        [decide(ranking, index, originals, text=text) for originals in cards]
+        for ranking, (text, _, cards) in zip(rankings, texts, strict=True)
     ]
 
 
@@ -192,6 +183,7 @@ def decide(
     *,
     min_score: float = MIN_SCORE,
     min_margin: float = MIN_MARGIN,
+    text: str | None = None,
 ) -> Link:
     """The link a ranking supports, with the card's own English texts (CARD_ORIGINALS) in it.
 
@@ -199,23 +191,28 @@ def decide(
     their positions); a version of the winner that
     the card holds is preferred as the original. The method says where the original was
     found: among the card's own English rulings ("card") or the whole dataset ("dataset");
-    "unsure" when there is no link.
+    "unsure" when there is no link. TEXT, the translation, lets its marks (features.marks)
+    weigh a card's own winner's lead.
     """
     if not ranking.ranked:
         return Link(None, 0.0, 0.0, "no-candidates")
-    seen = {i for i, _ in ranking.ranked}
     own = [index.position[h] for h in card_originals if h in index.position]
-    unseen = sorted(set(own) - seen)
-    scored = dict(ranking.own)
-    if not set(unseen) <= scored.keys():
-        msg = "decide() needs a ranking that scored the card's own texts (rank(…, own))"
-        raise ValueError(msg)
-    extra = [(i, scored[i]) for i in unseen]
-    ranked = _ordered([*ranking.ranked, *extra], index)
+    ranked = _with_own(ranking, index, own)
     best, score = ranked[0]
-    versions, near = _similar(best, ranked, index)
+    versions, near = similar_texts(best, [i for i, _ in ranked[1:]], index)
+
+    def similar(i: int) -> tuple[set[int], set[int]]:
+        return similar_texts(i, [j for j, _ in ranked if j != i], index)
+
     rival = next((value for i, value in ranked[1:] if i not in versions), 0.0)
     own_set = set(own)
+    if text is not None and own_set:
+        chosen = choose(
+            ranked, index, own=own_set, shape=ranking.shape, text=text, similar=similar,
+            min_margin=min_margin,
+        )  # fmt: skip
+        if chosen is not None:
+            return Link(*chosen[:3], "card", chosen.versions)
     if own_set & (versions | {best}):
         # The winner is the card's own (or a version of it). The form of a text survives
         # translation where its words may not (as many sentences, a like length): the lead
@@ -247,24 +244,14 @@ def decide(
     return Link(original, score, margin, method, (original, *sorted(set(others) - {original})))
 
 
-def _similar(
-    best: int, ranked: Sequence[tuple[int, float]], index: EnglishIndex
-) -> tuple[set[int], set[int]]:
-    """The candidates after the first that are versions of BEST, and its near-duplicates."""
-    others = [i for i, _ in ranked[1:]]
-    if not others:
-        return set(), set()
-    # One call for the whole row; in doubles, as fuzz.ratio() answers one pair.
-    similar = process.cdist(
-        [index.folded(best)],
-        [index.folded(i) for i in others],
-        scorer=fuzz.ratio,
-        dtype=np.float64,
-        score_cutoff=NEAR_DUPLICATE,
-    )[0].tolist()
-    pairs = list(zip(others, similar, strict=True))
-    versions = {i for i, value in pairs if value >= VERSION_SIMILARITY}
-    return versions, {i for i, value in pairs if value >= NEAR_DUPLICATE}
+def _with_own(ranking: Ranking, index: EnglishIndex, own: Sequence[int]) -> list[tuple[int, float]]:
+    """The ranking's shortlist with the card's own texts it left out, best first."""
+    unseen = sorted(set(own) - {i for i, _ in ranking.ranked})
+    scored = dict(ranking.own)
+    if not set(unseen) <= scored.keys():
+        msg = "decide() needs a ranking that scored the card's own texts (rank(…, own))"
+        raise ValueError(msg)
+    return _ordered([*ranking.ranked, *((i, scored[i]) for i in unseen)], index)
 
 
 def link(
@@ -287,4 +274,6 @@ def link(
         return Link(None, 0.0, 0.0, "no-lexicon")
     own = sorted(index.position[h] for h in card_originals if h in index.position)
     ranking = rank(text, lang, index, lexicon, own)
-    return decide(ranking, index, card_originals, min_score=min_score, min_margin=min_margin)
+    return decide(
+        ranking, index, card_originals, min_score=min_score, min_margin=min_margin, text=text
+    )
