@@ -91,6 +91,8 @@ def choose(
     fit the translation less is not its version either: "you won't gain 4 life" is not
     what "you won't gain any life" translates, whatever the dates say.
     """
+    if max((value for i, value in ranked if i in own), default=0.0) < CARD_MIN_SCORE:
+        return None  # whichever own text wins by form, its score is below the floor
     printed = marks(text)
     formed = formed_scores(ranked, index, shape, printed)
     mine = sorted((i for i, _ in ranked if i in own), key=lambda i: (-formed[i], index.hashes[i]))
