@@ -18,15 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from scipy import sparse
 
-from pipeline.folding.translate.features import (
-    ANCHOR,
-    anchors,
-    features,
-    names,
-    prepare,
-    shape,
-    words,
-)
+from pipeline.folding.translate.features import ANCHOR, features, shape
+from pipeline.folding.translate.terms import TermTable, term_table
 from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:
@@ -43,60 +36,47 @@ Options = tuple[tuple[str, float], ...]
 class EnglishIndex:
     """English texts by hash, as IDF-weighted unit vectors and as the terms each holds."""
 
-    def __init__(self, texts: Mapping[str, str]) -> None:
-        self.hashes = sorted(texts)
+    def __init__(self, texts: Mapping[str, str], known: TermTable | None = None) -> None:
+        """Index TEXTS ({hash: text}); the terms of those KNOWN holds are taken from it."""
+        self.terms = term_table(texts, known)
+        self.hashes = self.terms.hashes
         self.texts = [texts[text_hash] for text_hash in self.hashes]
         self.position = {text_hash: i for i, text_hash in enumerate(self.hashes)}
-        prepared = [prepare(text) for text in self.texts]
-        bags = [_english_bag(text) for text in prepared]
-        frequency: Counter[str] = Counter()
-        for bag in bags:
-            frequency.update(bag.keys())
-        total = len(bags)
-        self.idf = {term: math.log((total + 1) / (df + 1)) + 1.0 for term, df in frequency.items()}
-        self.unseen_idf = math.log(total + 1) + 1.0
+        total = len(self.hashes)
         # Every term a text holds, by id (terms sorted): the rows of the cosine matrix.
-        self.names = sorted(frequency)
+        self.names = sorted(set(self.terms.terms))
         self.vocabulary = {term: n for n, term in enumerate(self.names)}
+        width = len(self.names)
+        ids = np.asarray([self.vocabulary[term] for term in self.terms.terms], dtype=np.int64)
+        lengths = np.diff(self.terms.offsets)
+        docs = np.repeat(np.arange(total, dtype=np.int64), lengths)
+        frequency = np.bincount(ids, minlength=width).tolist()
+        # math.log, not numpy's: the same bits on every machine.
+        self.idf = {
+            term: math.log((total + 1) / (df + 1)) + 1.0
+            for term, df in zip(self.names, frequency, strict=True)
+        }
+        self.unseen_idf = math.log(total + 1) + 1.0
         # Coverage weights.
-        self.weights = {term: self.weight_of(term) for term in frequency}
-        width = len(self.vocabulary)
-        docs: list[int] = []
-        keys: list[int] = []
-        values: list[float] = []
-        optional: list[bool] = []
-        required: list[float] = []
-        for doc, (text, bag) in enumerate(zip(prepared, bags, strict=True)):
-            weights = {term: count * self.idf[term] for term, count in bag.items()}
-            norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
-            named = names(text)
-            held = sorted((self.vocabulary[term], term) for term in bag)
-            docs += [doc] * len(held)
-            keys += [doc * width + term_id for term_id, _ in held]
-            values += [weights[term] / norm for _, term in held]
-            flags = [term in named for _, term in held]
-            optional += flags
-            # Each text's total over the terms it must have covered, summed in term order:
-            # a set's order changes with the hash seed, and the last bits of a sum with it.
-            required.append(
-                sum(
-                    self.weights[term]
-                    for (_, term), flag in zip(held, flags, strict=True)
-                    if not flag
-                )
-            )
-        held_keys = np.asarray(keys, dtype=np.int64)
-        term_ids = held_keys - np.asarray(docs, dtype=np.int64) * width
+        self.weights = {term: self.weight_of(term) for term in self.names}
+        idf = np.asarray([self.idf[term] for term in self.names], dtype=np.float64)
+        weights = np.asarray([self.weights[term] for term in self.names], dtype=np.float64)
+        # Each text's unit vector, and its total over the terms it must have covered (those
+        # that are not names), each summed in term order.
+        weighted = self.terms.counts * idf[ids]
+        norms = np.sqrt(np.bincount(docs, weights=weighted * weighted, minlength=total))
+        norms[norms == 0] = 1.0
+        required = np.bincount(docs, weights=weights[ids] * ~self.terms.named, minlength=total)
         self.matrix = sparse.csr_array(
-            (values, (term_ids, docs)), shape=(width, total), dtype=np.float64
+            (weighted / norms[docs], (ids, docs)), shape=(width, total), dtype=np.float64
         )
         self._arrays = _Arrays(
-            np.asarray([self.idf[term] for term in self.names], dtype=np.float64),
-            np.asarray([self.weights[term] for term in self.names], dtype=np.float64),
-            held_keys,
-            np.asarray(optional, dtype=np.bool_),
+            idf,
+            weights,
+            docs * width + ids,
+            self.terms.named,
             np.asarray(required, dtype=np.float64),
-            np.asarray([not bag for bag in bags], dtype=np.bool_),
+            lengths == 0,
         )
         self._folded: dict[int, str] = {}
         self._shapes: dict[int, tuple[int, float]] = {}
@@ -523,10 +503,6 @@ class Query:
                 self.reach.setdefault(term, []).append((item, share))
                 self.best[term] = max(self.best.get(term, 0.0), share)
         self.reachable = frozenset(self.reach)
-
-
-def _english_bag(prepared: str) -> Counter[str]:
-    return Counter(words(prepared, "en") + anchors(prepared, "en"))
 
 
 def foreign_terms(text: str, lang: str, lexicon: Lexicon) -> list[dict[str, float]]:
