@@ -44,6 +44,7 @@ from pipeline.storage import commit, segments, store
 from pipeline.storage.carry import Content, by_reference
 from pipeline.storage.segments import groups
 from pipeline.storage.store import without_ruling_texts
+from pipeline.storage.terms import KeptTerms
 from pipeline.text.language import forget, remember
 
 if TYPE_CHECKING:
@@ -432,7 +433,7 @@ def _history(
                 for seg in others]  # fmt: skip
         everything = pa.concat_tables([rulings.select(keep.names).cast(keep), *rest])
         tables["translations"] = update_translations(
-            old, everything, cards, run, workers=link_workers
+            old, everything, cards, run, workers=link_workers, kept=KeptTerms(out)
         )
     part = _carried(out, loaded.base, without_ruling_texts(stored, merged))
     parts = {("sightings", run): part, ("changes", run): changes}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +17,9 @@ from pipeline.folding.translate.link import link_many
 from pipeline.keys import codes, first_rows
 from pipeline.schema import TRANSLATIONS, make_schema
 
+if TYPE_CHECKING:
+    from pipeline.folding.translate.terms import TermStore
+
 ENGLISH = "en"
 # The columns of the rulings table that update_translations() and translations_table() read.
 LINK_COLUMNS = ("text_hash", "card", "lang", "text", "current", "effective_date", "first_run")
@@ -27,7 +30,11 @@ TRANSLATIONS_SCHEMA = TRANSLATIONS
 
 
 def translations_table(
-    rulings: pa.Table, lexicon: Lexicon | None = None, *, workers: int = 1
+    rulings: pa.Table,
+    lexicon: Lexicon | None = None,
+    *,
+    workers: int = 1,
+    kept: TermStore | None = None,
 ) -> pa.Table:
     """One row per non-English (text_hash, card): its English original, or null when unsure.
 
@@ -39,7 +46,8 @@ def translations_table(
     latest one not dated after the translation (else the earliest): a translation made
     before an English rewording links to the old wording, and shows as out of date.
     `original_current` is with_original_current()'s. Rows sorted by card (nulls last),
-    lang, text_hash. Texts are linked on WORKERS processes (link_many).
+    lang, text_hash. Texts are linked on WORKERS processes (link_many). The English texts'
+    terms are taken from KEPT where it holds them, and kept there for the next run.
 
     Only what the decisions need goes through Python: each English text once, the
     translations, the English rulings of their cards, the sightings of versions.
@@ -65,7 +73,7 @@ def translations_table(
     asked = list(
         zip(*(listed(picked[name]) for name in ("text_hash", "card", "lang", "text")), strict=True)
     )
-    index = EnglishIndex(_first_texts(rulings, english)) if asked else EnglishIndex({})
+    index = _index(_first_texts(rulings, english), kept) if asked else EnglishIndex({})
     # One ranking per text, whatever card it is on; one decision per card it is on.
     cards_of: dict[str, tuple[str, str, list[set[str]]]] = {}
     for text_hash, card, lang_code, text in asked:
@@ -99,6 +107,15 @@ def translations_table(
     ]
     table = pa.Table.from_arrays(columns, names=TRANSLATIONS_SCHEMA.names)
     return with_original_current(table.cast(TRANSLATIONS_SCHEMA), rulings)
+
+
+def _index(texts: dict[str, str], kept: TermStore | None) -> EnglishIndex:
+    """The index of TEXTS, with the terms KEPT by an earlier run, and kept for the next."""
+    known = kept.load() if kept is not None else None
+    index = EnglishIndex(texts, known)
+    if kept is not None and (known is None or known.hashes != index.terms.hashes):
+        kept.save(index.terms)
+    return index
 
 
 def _scattered(rows: Any, count: int) -> Any:  # noqa: ANN401
@@ -243,6 +260,7 @@ def update_translations(
     lexicon: Lexicon | None = None,
     *,
     workers: int = 1,
+    kept: TermStore | None = None,
 ) -> pa.Table:
     """The translations after RUN, which read CARDS, from the RULINGS after it (`current`).
 
@@ -272,7 +290,7 @@ def update_translations(
     tables = [old.filter(pc.invert(pc.is_in(old_pairs, value_set=ruling_pairs.filter(relink))))]
     if pc.any(relink).as_py():
         linked = rulings.select(LINK_COLUMNS).filter(pc.or_(english, relink))
-        tables.append(translations_table(linked, lexicon, workers=workers))
+        tables.append(translations_table(linked, lexicon, workers=workers, kept=kept))
     table = pa.concat_tables([TRANSLATIONS.empty_table(), *(t.cast(TRANSLATIONS) for t in tables)])
     [order] = codes([table], ["card", "lang", "text_hash"])
     return with_original_current(table.take(pc.sort_indices(order)), rulings)

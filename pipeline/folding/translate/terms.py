@@ -9,7 +9,7 @@ at once. A `TermTable` holds the terms of many texts column-wise, so a run can k
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -41,6 +41,16 @@ class TermTable(NamedTuple):
 
     def __len__(self) -> int:
         return len(self.hashes)
+
+
+class TermStore(Protocol):
+    """Where the terms of a run's English texts are kept for the next run."""
+
+    def load(self) -> TermTable | None:
+        """The terms kept, if any."""
+
+    def save(self, terms: TermTable) -> None:
+        """Keep TERMS in place of those kept."""
 
 
 def english_terms(text: str) -> tuple[list[str], list[int], list[bool]]:

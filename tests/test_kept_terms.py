@@ -1,0 +1,123 @@
+"""The English texts' terms a run keeps for the next (pipeline.storage.terms)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from pipeline import ingest
+from pipeline.folding.translate import terms as terms_module
+from pipeline.folding.translate.terms import TermTable, english_terms, term_table
+from pipeline.storage.terms import CACHE, FILE, KeptTerms
+
+if TYPE_CHECKING:
+    import pytest
+
+RAW = Path(__file__).resolve().parents[1] / "raw"
+SEEDS = sorted(p.name for p in RAW.glob("0*.txt"))
+TEXTS = {
+    "a": "Exiling a card with suspend isn't casting that card.",
+    "b": "If Rift Bolt is countered, it goes to its owner's graveyard.",
+    "c": "",
+}
+
+
+def _same(first: TermTable, second: TermTable) -> bool:
+    return (
+        first.hashes == second.hashes
+        and first.terms == second.terms
+        and np.array_equal(first.offsets, second.offsets)
+        and np.array_equal(first.counts, second.counts)
+        and np.array_equal(first.named, second.named)
+    )
+
+
+def test_kept_terms_round_trip(tmp_path: Path) -> None:
+    """What a run keeps is what the next one loads, to the term; an empty text included."""
+    table = term_table(TEXTS)
+    assert table.terms[: table.offsets[1]] == english_terms(TEXTS["a"])[0]
+    assert table.offsets[-1] == table.offsets[-2]  # "c" holds no term
+    kept = KeptTerms(tmp_path)
+    assert kept.load() is None
+    kept.save(table)
+    loaded = kept.load()
+    assert loaded is not None
+    assert _same(loaded, table)
+    assert sorted(p.name for p in (tmp_path / CACHE).iterdir()) == [FILE]
+
+
+def test_known_terms_are_not_taken_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the texts a kept table lacks are read; the table is the one made from scratch."""
+    known = term_table({"a": TEXTS["a"]})
+    read: list[str] = []
+    original = terms_module.english_terms
+
+    def counted(text: str) -> tuple[list[str], list[int], list[bool]]:
+        read.append(text)
+        return original(text)
+
+    monkeypatch.setattr(terms_module, "english_terms", counted)
+    made = term_table(TEXTS, known)
+    assert read == [TEXTS["b"], TEXTS["c"]]
+    assert _same(made, term_table(TEXTS))
+
+
+def test_a_damaged_or_other_version_cache_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Garbage, or terms of another version, load as nothing: the run takes them again."""
+    kept = KeptTerms(tmp_path)
+    kept.save(term_table(TEXTS))
+    monkeypatch.setattr("pipeline.storage.terms.TERMS_VERSION", 2)
+    assert kept.load() is None
+    monkeypatch.undo()
+    assert kept.load() is not None
+    kept.path.write_bytes(b"PAR1 not a parquet file")
+    assert kept.load() is None
+
+
+def _raw(folder: Path, names: list[str]) -> Path:
+    folder.mkdir()
+    shutil.copy(RAW / "manifest.csv", folder)
+    for name in names:
+        shutil.copy(RAW / name, folder)
+    return folder
+
+
+def test_a_run_keeps_the_terms_and_the_next_links_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seeds 000-001, then 002 (German): the second run links with the kept terms, alike.
+
+    The first run keeps the terms of its English texts; the second reads only the texts
+    it adds, and its links are those of the same runs with nothing kept.
+    """
+    first = _raw(tmp_path / "first", SEEDS[:2])
+    second = _raw(tmp_path / "second", SEEDS[2:3])
+    out, bare = tmp_path / "normalized", tmp_path / "bare"
+    ingest([first], out=out, workers=1)
+    kept = KeptTerms(out).load()
+    assert kept is not None
+    english = pq.read_table(out / "rulings", columns=["text_hash", "lang"]).to_pylist()
+    assert kept.hashes == sorted({r["text_hash"] for r in english if r["lang"] == "en"})
+    read: list[str] = []
+    original = terms_module.english_terms
+
+    def counted(text: str) -> tuple[list[str], list[int], list[bool]]:
+        read.append(text)
+        return original(text)
+
+    monkeypatch.setattr(terms_module, "english_terms", counted)
+    ingest([second], out=out, workers=1)
+    assert read  # 002's English texts, and no more
+    assert len(read) < len(KeptTerms(out).load() or ())
+    for raw in (first, second):
+        ingest([raw], out=bare, workers=1)
+        shutil.rmtree(bare / CACHE)
+    linked = pq.read_table(out / "translations.parquet")
+    assert linked.num_rows == 6
+    assert linked.equals(pq.read_table(bare / "translations.parquet"))
