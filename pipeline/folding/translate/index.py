@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 # A lexicon entry: the English features a foreign one may stand for, with their weights.
 Options = tuple[tuple[str, float], ...]
+# The English texts whose cosines bound a shortlist's lowest from below (_best).
+_SAMPLE = 2_048
 
 
 class EnglishIndex:
@@ -256,7 +259,7 @@ class EnglishIndex:
         )
 
     def shortlists(self, queries: Queries, count: int) -> list[list[int]]:
-        """The COUNT English texts of best cosine with each query, in no order.
+        """The COUNT English texts of best cosine with each query, best first (_best).
 
         One product of the texts (rows, sparse) with the batch's bags (columns, dense): it
         walks the index once for the whole batch, where a sparse product walks a term's
@@ -271,10 +274,8 @@ class EnglishIndex:
         columns = np.zeros((len(self.vocabulary), queries.size), dtype=np.float32)
         rows = np.repeat(np.arange(queries.size), np.diff(bags.indptr))
         columns[bags.indices, rows] = bags.data
-        cosine = np.ascontiguousarray((self._by_text @ columns).T)
-        count = min(count, len(self))
-        listed = np.argpartition(-cosine, count - 1, axis=1)[:, :count]
-        return [row.tolist() for row in listed]
+        cosine = self._by_text @ columns  # one row per English text, one column per query
+        return _best(cosine, count)
 
     def coverage_many(
         self, queries: Queries, pair_query: NDArray[np.int64], pair_doc: NDArray[np.int64]
@@ -461,6 +462,31 @@ class Queries(NamedTuple):
             self.option_query, np.arange(self.size + 1)
         ).astype(np.int64)
         return bounds
+
+
+def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
+    """Each column's COUNT rows of highest value above 0, highest first (then lowest row).
+
+    Exact, without sorting or partitioning every row: the COUNT-th highest value among the
+    first SAMPLE rows is at most the column's own, so the rows at or above it hold the
+    column's COUNT best, and there are few of them (about COUNT times the rows over SAMPLE,
+    the rows being texts in hash order). A text of cosine 0 shares no term with the
+    translation: its coverage would be 0 too.
+    """
+    queries = cosine.shape[1]
+    sample = cosine[: max(count, _SAMPLE)]
+    if len(sample) > count:
+        floor = np.partition(sample, len(sample) - count, axis=0)[len(sample) - count]
+    else:
+        floor = np.zeros(queries, dtype=cosine.dtype)
+    # At or above the floor, and above 0, in one pass (tiny: the least positive normal).
+    floor = np.maximum(floor, np.finfo(cosine.dtype).tiny)
+    rows, columns = np.divmod(np.flatnonzero(cosine >= floor), queries)
+    values = cosine[rows, columns]
+    order = np.lexsort((rows, -values, columns))
+    rows, columns = rows[order], columns[order]
+    starts = np.searchsorted(columns, np.arange(queries + 1))
+    return [rows[start : min(end, start + count)].tolist() for start, end in pairwise(starts)]
 
 
 def _expand(

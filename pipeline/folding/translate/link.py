@@ -194,8 +194,9 @@ def decide(
     "unsure" when there is no link. TEXT, the translation, lets its marks (features.marks)
     weigh a card's own winner's lead.
     """
-    if not ranking.ranked:
-        return Link(None, 0.0, 0.0, "no-candidates")
+    if not ranking.ranked and not ranking.own:
+        # No English text shares a term with it: unsure, unless there is no English text.
+        return Link(None, 0.0, 0.0, "unsure" if len(index) else "no-candidates")
     own = [index.position[h] for h in card_originals if h in index.position]
     ranked = _with_own(ranking, index, own)
     best, score = ranked[0]
