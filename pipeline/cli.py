@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import signal
 import sys
@@ -553,3 +554,9 @@ def main() -> None:
     except (OSError, UnicodeError, OverflowError) as exc:
         _echo(f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)", err=True)
         sys.exit(EXIT_FAILED)
+    finally:
+        # The process ends here: the system takes its memory back at once, and the collector
+        # need not walk what is left of a run (its reports, 100,000 objects and more) while
+        # the interpreter shuts down. After an ingest of 22,078 files the exit took 0.17 s
+        # without this, 0.05 s with it.
+        gc.freeze()
