@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from typing import TYPE_CHECKING, Self
 
 import pytest
@@ -142,6 +143,29 @@ def test_a_file_past_its_time_budget_is_rejected_in_its_worker(tmp_path: Path) -
         "slow.txt": "reading took too long, over the limit of 0.5 (PIPELINE_FILE_SECONDS raises it)"
     }
     assert report.rulings_read == SEED_RULINGS
+
+
+def test_each_file_has_its_own_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files read one after the other in one worker, each within its budget, are all stored.
+
+    Together they take longer than one file's budget: the worker's one timer is set again for
+    each file it finds still being read, never for the batch.
+    """
+    parent, parse = os.getpid(), parsers.parse
+
+    def slow_parse(doc: RawDocument) -> ParsedDocument:
+        if os.getpid() != parent:
+            time.sleep(0.4)
+        return parse(doc)
+
+    monkeypatch.setattr(scan, "parse", slow_parse)  # workers are forked: they inherit it
+    seed = (RAW / SEED).read_bytes()
+    raw = _raw(tmp_path, {f"copy-{n}.txt": seed for n in range(3)})
+    report = ingest(
+        [raw], out=tmp_path / "out", limits=Limits(seconds=1.0), workers=1, isolate=True
+    )
+    assert report.rejected == ()
+    assert report.count(FileStatus.STORED) == 4
 
 
 def test_a_dead_worker_fails_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlparse
 
-from bs4 import BeautifulSoup, Tag, XMLParsedAsHTMLWarning
-from bs4.filter import SoupStrainer
 from lxml import etree
 from lxml import html as lxml_html
 
@@ -16,13 +14,16 @@ from pipeline.errors import InputError
 from pipeline.limits import over
 from pipeline.models import DateOrder, Kind, Layout, ParsedDocument, ParsedRuling, RawDocument
 
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup, Tag
+
 LAYOUT = Layout.GATHERER
 SOURCE = "gatherer"
 _MARKERS = ("rulingText", "subtitleDisplay", "gatherer.wizards.com")
 _CELL = re.compile(r"_(ctl\d+)_ruling(Date|Text)$")
 _HEADER = re.compile(r"SubContentHeader_subtitleDisplay$")
 # Only the elements that carry the card name and the rulings are built into a tree.
-_STRAINER = SoupStrainer(["span", "td"])
+_STRAINED = ["span", "td"]
 _CELLS = "//td[contains(@id, '_ruling')]"
 # Elements that never hold others: they open no level.
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -168,10 +169,14 @@ def _element_text(element: Any) -> str:  # noqa: ANN401 - an lxml element
 
 
 def _soup(text: str) -> BeautifulSoup:
+    # Imported here, for the rare page lxml gives up on: bs4 is a fifth of the command's start.
+    from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning  # noqa: PLC0415
+    from bs4.filter import SoupStrainer  # noqa: PLC0415
+
     with warnings.catch_warnings():
         # Gatherer serves XHTML with an XML declaration; it is HTML all the same.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        return BeautifulSoup(text, "html.parser", parse_only=_STRAINER)
+        return BeautifulSoup(text, "html.parser", parse_only=SoupStrainer(_STRAINED))
 
 
 def _tag_text(cell: Tag) -> str:
