@@ -118,6 +118,28 @@ def choose(
     return Choice(original, round(score, 4), round(margin, 4), (original, *others))
 
 
+def version_weights(
+    versions: Collection[int], best: int, text: str | None, index: EnglishIndex
+) -> Callable[[int], float]:
+    """Each candidate's weight as BEST's rival: below 1 for VERSIONS whose marks fit worse.
+
+    Two texts alike in their words but not in their numbers or symbols ("+1/+2" and
+    "+2/+2", "{1}{W}" and "{1}{G}") are two rulings to a translation that prints one of
+    them: such a version of the winner is no version, and a rival weaker by how much worse
+    its marks fit the translation (mark_similarity) than the winner's. Every other
+    candidate weighs 1, as every candidate does without TEXT.
+    """
+    if text is None or not versions:
+        return lambda _: 1.0
+    printed = marks(text)
+    fit = mark_similarity(printed, _english_marks(index.texts[best]))
+    found = {
+        i: min(1.0, mark_similarity(printed, _english_marks(index.texts[i])) / fit)
+        for i in versions
+    }
+    return lambda i: found.get(i, 1.0)
+
+
 def similar_texts(
     best: int, others: Sequence[int], index: EnglishIndex
 ) -> tuple[set[int], set[int]]:
