@@ -94,24 +94,28 @@ def choose(
     if max((value for i, value in ranked if i in own), default=0.0) < CARD_MIN_SCORE:
         return None  # whichever own text wins by form, its score is below the floor
     printed = marks(text)
-    formed = formed_scores(ranked, index, shape, printed)
-    mine = sorted((i for i, _ in ranked if i in own), key=lambda i: (-formed[i], index.hashes[i]))
-    if not mine or formed[mine[0]] <= 0:
+    weighed: dict[int, float] = {}
+    values = dict(ranked)
+
+    def formed(i: int) -> float:  # formed_scores' of one candidate, computed once
+        found = weighed.get(i)
+        if found is None:
+            found = weighed[i] = formed_scores([(i, values[i])], index, shape, printed)[i]
+        return found
+
+    best, lead = _card_best(ranked, own, formed, index.hashes)
+    if best < 0 or lead <= 0:
         return None
-    best = mine[0]
-    versions, near = similar(best)
+    score = values[best]
     fit = mark_similarity(printed, _english_marks(index.texts[best]))
-    kept = {i for i in versions if mark_similarity(printed, _english_marks(index.texts[i])) >= fit}
-    own_rival = max((formed[i] for i in mine[1:] if i not in kept), default=0.0)
-    other_rival = max(
-        (formed[i] for i, _ in ranked if i not in own and i not in kept and i not in near),
-        default=0.0,
-    )
-    lead = formed[best]
-    margin = min(lead - own_rival, lead - other_rival + min_margin - OTHER_CARD_MARGIN)
-    score = dict(ranked)[best]
     form = shape_similarity(shape, index.shape(best))
-    if score < CARD_MIN_SCORE or margin < min_margin or fit < 1 or form < FORM_FIT:
+    if score < CARD_MIN_SCORE or fit < 1 or form < FORM_FIT:
+        return None
+    versions, near = similar(best)
+    kept = {i for i in versions if mark_similarity(printed, _english_marks(index.texts[i])) >= fit}
+    own_rival, other_rival = _rivals(ranked, own, kept | {best}, near, formed)
+    margin = min(lead - own_rival, lead - other_rival + min_margin - OTHER_CARD_MARGIN)
+    if margin < min_margin:
         return None
     original = index.hashes[best]
     others = sorted({index.hashes[i] for i in kept} - {original})
@@ -138,6 +142,51 @@ def version_weights(
         for i in versions
     }
     return lambda i: found.get(i, 1.0)
+
+
+def _card_best(
+    ranked: Sequence[tuple[int, float]],
+    own: Collection[int],
+    formed: Callable[[int], float],
+    hashes: Sequence[str],
+) -> tuple[int, float]:
+    """The card's best by weighed score (equal ones in hash order), and that score.
+
+    Walked in score order until no weighed score can reach it (each is at most its score):
+    the form of a few is weighed, not the whole shortlist's.
+    """
+    best, lead = -1, 0.0
+    for i, value in ranked:
+        if value < lead:
+            break
+        if i in own and (formed(i) > lead or (formed(i) == lead and hashes[i] < hashes[best])):
+            best, lead = i, formed(i)
+    return best, lead
+
+
+def _rivals(
+    ranked: Sequence[tuple[int, float]],
+    own: Collection[int],
+    skip: Collection[int],
+    near: Collection[int],
+    formed: Callable[[int], float],
+) -> tuple[float, float]:
+    """The best weighed scores of the card's texts and of other cards' outside SKIP.
+
+    A near-duplicate of the winner (NEAR) on another card is no rival: the same ruling
+    worded for that card. Walked in score order, as _card_best.
+    """
+    own_rival = other_rival = 0.0
+    for i, value in ranked:
+        if value <= min(own_rival, other_rival):
+            break
+        if i in skip:
+            continue
+        if i in own:
+            own_rival = max(own_rival, formed(i)) if value > own_rival else own_rival
+        elif i not in near and value > other_rival:
+            other_rival = max(other_rival, formed(i))
+    return own_rival, other_rival
 
 
 def similar_texts(

@@ -138,9 +138,11 @@ def mark_similarity(translation: Counter[str], english: Counter[str]) -> float:
     translation may be a word in English ("two" is 2体, "single" is 1つ): only the
     English numbers must be printed in the translation.
     """
-    missing = english - translation
-    extra = Counter({m: n for m, n in (translation - english).items() if not m.startswith("#")})
-    return float(MARK_COST ** (missing.total() + extra.total()))
+    if translation == english:
+        return 1.0
+    missing = sum(max(0, n - translation[m]) for m, n in english.items())
+    extra = sum(max(0, n - english[m]) for m, n in translation.items() if not m.startswith("#"))
+    return float(MARK_COST ** (missing + extra))
 
 
 def shape_similarity(first: tuple[int, float], second: tuple[int, float]) -> float:

@@ -205,6 +205,7 @@ def decide(
     ranked = _with_own(ranking, index, own)
     best, score = ranked[0]
     versions, near = similar_texts(best, [i for i, _ in ranked[1:]], index)
+    found = {best: (versions, near)}  # for choose(), which may ask for the same
     # A version of the winner that prints other numbers or symbols than the translation
     # is another ruling to it: a rival, weaker by how much worse its marks fit.
     weight = version_weights(versions, best, text, index)
@@ -214,7 +215,9 @@ def decide(
     alike = {i for i, value in ranked if i in versions and value >= score - ALIKE_GAP}
 
     def similar(i: int) -> tuple[set[int], set[int]]:
-        return similar_texts(i, [j for j, _ in ranked if j != i], index)
+        if i not in found:
+            found[i] = similar_texts(i, [j for j, _ in ranked if j != i], index)
+        return found[i]
 
     rival = _rival(ranked[1:], versions, weight)
     own_set = set(own)
@@ -237,17 +240,29 @@ def decide(
         kin = {i for i, _ in ranked if i not in own_set and i in near}
         formed_rival = _rival(ranked, versions | kin | {best}, formed)
         rival = score - (score * formed(best) - formed_rival)
-    original = index.hashes[best]
-    if original not in card_originals:
-        own_versions = [i for i, _ in ranked if i in alike and index.hashes[i] in card_originals]
-        if own_versions:
-            original = index.hashes[own_versions[0]]
+    original = _original(best, ranked, alike, card_originals, index)
     score, margin = round(score, 4), round(score - rival, 4)
     if score < min_score or margin < min_margin:
         return Link(None, score, margin, "unsure")
     method = "card" if original in card_originals else "dataset"
     others = tuple(index.hashes[i] for i, _ in ranked if i in alike or i == best)
     return Link(original, score, margin, method, (original, *sorted(set(others) - {original})))
+
+
+def _original(
+    best: int,
+    ranked: Sequence[tuple[int, float]],
+    alike: Collection[int],
+    card_originals: Collection[str],
+    index: EnglishIndex,
+) -> str:
+    """The winner, or the best of its alike versions the card holds if it does not."""
+    original = index.hashes[best]
+    if original not in card_originals:
+        own_versions = [i for i, _ in ranked if i in alike and index.hashes[i] in card_originals]
+        if own_versions:
+            original = index.hashes[own_versions[0]]
+    return original
 
 
 def _rival(
