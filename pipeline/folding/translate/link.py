@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 MIN_SCORE = 0.45
 MIN_MARGIN = 0.12
 # A version of the winner scoring this much less is one the translation's words tell from
-# it: not left to the dates to choose (on the 110,387 real texts, 13,515 links right and
-# 1,088 wrong without it, 14,283 and 320 with it; the margins are the same).
+# it: not left to the dates to choose (benchmarks/translate_dumps.py, the 110,387 real texts:
+# 13,515 links right and 1,088 wrong without it, 14,283 and 320 with it; same margins).
 ALIKE_GAP = 0.05
 # How many of the best-scoring candidates are compared for versions and the margin.
 SHORTLIST = 20
@@ -55,7 +55,7 @@ class Link(NamedTuple):
 class Ranking(NamedTuple):
     """A translation's best English candidates (index positions, best first), and more.
 
-    Only numbers: what travels back from a worker, and what a run holds for each text.
+    Only numbers: what decide() needs of a text's ranking, made in the worker that decides.
     """
 
     ranked: tuple[tuple[int, float], ...]

@@ -60,8 +60,12 @@ def translations_table(
     translations = _translations(rulings, lang)
     cards = pc.unique(translations["card"].drop_null())
     owned = _own(rulings, english, cards)
-    # A translation of a card with no English ruling is not ranked (see _unranked), nor
-    # one in a language with no lexicon: only the others go through Python.
+    # A ruling translates one of its card's own: while a known card holds none in English,
+    # a link among the other cards' rulings is a guess (2 wrong in 88 links on the hand set
+    # without the card, benchmarks/translate_eval.py --hand), so it is not ranked; the run
+    # that reads the card's first English ruling links it (update_translations). Rulings of
+    # no known card are linked among every English ruling, no card holds theirs. Nor is a
+    # translation in a language with no lexicon ranked: only the others go through Python.
     linkable = pc.is_in(translations["lang"], value_set=pa.array(sorted(lexicon), pa.string()))
     has_english = pc.is_in(
         translations["card"], value_set=pa.array(sorted(c for c in owned if c), pa.string())
@@ -128,18 +132,6 @@ def _scattered(rows: Any, count: int) -> Any:  # noqa: ANN401
         return pa.array(full, kind)
 
     return column
-
-
-def _unranked(card: str | None, owned: dict[str | None, set[str]]) -> bool:
-    """Whether a translation of CARD is left unlinked unranked: a known card, no English ruling.
-
-    A ruling translates one of its card's own; while the card holds none in English, a link
-    among the other cards' rulings is a guess (2 wrong in 29 links on the hand-translated
-    set, benchmarks/translate_eval.py --hand, "no card") and costs a ranking per text. The
-    run that reads the card's first English ruling links it (update_translations). Rulings
-    of no known card are still linked among every English ruling: no card holds theirs.
-    """
-    return card is not None and not owned.get(card)
 
 
 def _first_texts(rulings: pa.Table, where: Any) -> dict[str, str]:  # noqa: ANN401
