@@ -239,3 +239,37 @@ def test_a_version_adopted_for_a_newer_table_keeps_its_index(tmp_path: Path) -> 
     assert index.load(after, out) is not None
     for mine, every, _ in _card_reads(out, CARDS).values():
         assert mine == every
+
+
+def test_a_run_of_new_files_does_not_read_the_run_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a reading of the same file can repeat a row: another file's run reads no part.
+
+    Indexing a set file added to a million rulings read the million-row part before it.
+    The new run's rows are their own origins, and read as without the index.
+    """
+    raw, other, out = tmp_path / "raw", tmp_path / "other", tmp_path / "out"
+    _year(raw, out, days=1)
+    last = store.part_runs(out, "sightings")[-1]
+    other.mkdir()
+    cards = {f"New {n}": [f"New {n}: ruling."] for n in range(3)}
+    (other / "NEW.json").write_text(_document(0, random.Random(0), cards), "utf-8")
+    read: list[int] = []
+    original = store.read_part
+
+    def watched(path: Path, run: int) -> Any:
+        read.append(run)
+        return original(path, run)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store, "read_part", watched)
+        ingest([other], out=out)
+    assert read  # the new part itself
+    assert last not in read  # the part of the run before, never needed
+    assert store.part_runs(out, "sightings")[-1] > last
+    new = ["New 0", "New 2"]
+    with_index = _card_reads(out, [*new, CARDS[0]])
+    _without_index(out)
+    assert _card_reads(out, [*new, CARDS[0]]) == with_index
+    assert with_index["New 0"][0]  # its sightings are there

@@ -240,7 +240,12 @@ def _indexed(
         if indexed is not None:
             last = run_before(parts, run)
             indexed = indexed.filter(pc.equal(indexed[PARTITION_KEY], pa.scalar(last, pa.int64())))
-            if held is None and indexed.num_rows:
+            if not _same_files(stored, indexed):
+                # Only a reading of the same file can repeat a row: a run of new files
+                # needs the run before neither read nor matched (a set file added to a
+                # million rulings read its part of a million rows).
+                held, indexed = None, None
+            if indexed is not None and held is None and indexed.num_rows:
                 held = store.read_part(store.part_path(out, "sightings", last), last)
         rows = rows_of(stored, held, indexed)
         pieces.append(rows)
@@ -252,6 +257,14 @@ def _indexed(
         table = table.take(pc.sort_indices(table, [(PARTITION_KEY, "ascending"),
                                                    ("row", "ascending")]))  # fmt: skip
     return table, parts
+
+
+def _same_files(stored: pa.Table, indexed: pa.Table) -> bool:
+    """Whether a part (STORED) holds a file that the index rows INDEXED hold."""
+    if not stored.num_rows or not indexed.num_rows:
+        return False
+    paths = pc.unique(indexed["source_path"].cast(pa.string()))
+    return bool(pc.any(pc.is_in(stored["source_path"].cast(pa.string()), value_set=paths)).as_py())
 
 
 def _first(pieces: list[pa.Table]) -> int:
