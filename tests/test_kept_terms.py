@@ -50,9 +50,8 @@ def test_kept_terms_round_trip(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / CACHE).iterdir()) == [FILE]
 
 
-def test_known_terms_are_not_taken_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only the texts a kept table lacks are read; the table is the one made from scratch."""
-    known = term_table({"a": TEXTS["a"]})
+def _texts_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts whose terms are taken from now on (english_terms' calls), as a list."""
     read: list[str] = []
     original = terms_module.english_terms
 
@@ -61,6 +60,13 @@ def test_known_terms_are_not_taken_again(monkeypatch: pytest.MonkeyPatch) -> Non
         return original(text)
 
     monkeypatch.setattr(terms_module, "english_terms", counted)
+    return read
+
+
+def test_known_terms_are_not_taken_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the texts a kept table lacks are read; the table is the one made from scratch."""
+    known = term_table({"a": TEXTS["a"]})
+    read = _texts_read(monkeypatch)
     made = term_table(TEXTS, known)
     assert read == [TEXTS["b"], TEXTS["c"]]
     assert _same(made, term_table(TEXTS))
@@ -104,14 +110,7 @@ def test_a_run_keeps_the_terms_and_the_next_links_alike(
     assert kept is not None
     english = pq.read_table(out / "rulings", columns=["text_hash", "lang"]).to_pylist()
     assert kept.hashes == sorted({r["text_hash"] for r in english if r["lang"] == "en"})
-    read: list[str] = []
-    original = terms_module.english_terms
-
-    def counted(text: str) -> tuple[list[str], list[int], list[bool]]:
-        read.append(text)
-        return original(text)
-
-    monkeypatch.setattr(terms_module, "english_terms", counted)
+    read = _texts_read(monkeypatch)
     ingest([second], out=out, workers=1)
     assert read  # 002's English texts, and no more
     assert len(read) < len(KeptTerms(out).load() or ())
