@@ -55,20 +55,12 @@ class Choice(NamedTuple):
     versions: tuple[str, ...]
 
 
-def formed_scores(
-    ranked: Sequence[tuple[int, float]],
-    index: EnglishIndex,
-    shape: tuple[int, float],
-    printed: Counter[str] | None,
-) -> dict[int, float]:
-    """Each candidate's score weighed by how alike its form and marks are to the translation's."""
-    found: dict[int, float] = {}
-    for i, value in ranked:
-        weight = shape_similarity(shape, index.shape(i))
-        if printed is not None:
-            weight *= mark_similarity(printed, _english_marks(index.texts[i]))
-        found[i] = value * weight
-    return found
+def _form_weight(
+    i: int, index: EnglishIndex, shape: tuple[int, float], printed: Counter[str]
+) -> float:
+    """How alike candidate I's form and marks are to the translation's (0-1]."""
+    mine = mark_similarity(printed, _english_marks(index.texts[i]))
+    return shape_similarity(shape, index.shape(i)) * mine
 
 
 def choose(
@@ -97,10 +89,10 @@ def choose(
     weighed: dict[int, float] = {}
     values = dict(ranked)
 
-    def formed(i: int) -> float:  # formed_scores' of one candidate, computed once
+    def formed(i: int) -> float:  # a candidate's score weighed by form and marks, once
         found = weighed.get(i)
         if found is None:
-            found = weighed[i] = formed_scores([(i, values[i])], index, shape, printed)[i]
+            found = weighed[i] = values[i] * _form_weight(i, index, shape, printed)
         return found
 
     best, lead = _card_best(ranked, own, formed, index.hashes)
@@ -112,7 +104,8 @@ def choose(
     if score < CARD_MIN_SCORE or fit < 1 or form < FORM_FIT:
         return None
     versions, near = similar(best)
-    kept = {i for i in versions if mark_similarity(printed, _english_marks(index.texts[i])) >= fit}
+    weight = version_weights(versions, best, text, index)
+    kept = {i for i in versions if weight(i) >= 1}
     own_rival, other_rival = _rivals(ranked, own, kept | {best}, near, formed)
     margin = min(lead - own_rival, lead - other_rival + min_margin - OTHER_CARD_MARGIN)
     if margin < min_margin:

@@ -1,8 +1,9 @@
 """The English side of linking: every English text as terms, and translations scored in batches.
 
 `EnglishIndex` holds the English texts as IDF-weighted unit vectors (a sparse matrix, one
-row per term) and as the sets of terms coverage needs; `Queries` are a batch of
-translations mapped through the lexicon into the index's term ids once, as flat arrays;
+row per term) and as the sorted term ids coverage needs (from their `TermTable`);
+`Queries` are a batch of translations mapped through the lexicon into the index's term ids
+once, as flat arrays;
 `EnglishIndex.shortlists()` ranks a batch by cosine and `EnglishIndex.coverage_many()`
 re-scores (translation, candidate) pairs, each in a few numpy passes over the whole batch.
 `Query` and `EnglishIndex.coverage()` score one pair in plain Python: the definition the
@@ -60,10 +61,8 @@ class EnglishIndex:
             for term, df in zip(self.names, frequency, strict=True)
         }
         self.unseen_idf = math.log(total + 1) + 1.0
-        # Coverage weights.
-        self.weights = {term: self.weight_of(term) for term in self.names}
         idf = np.asarray([self.idf[term] for term in self.names], dtype=np.float64)
-        weights = np.asarray([self.weights[term] for term in self.names], dtype=np.float64)
+        weights = np.asarray([self.weight_of(term) for term in self.names], dtype=np.float64)
         # Each text's unit vector, and its total over the terms it must have covered (those
         # that are not names), each summed in term order.
         weighted = self.terms.counts * idf[ids]
@@ -101,10 +100,7 @@ class EnglishIndex:
     def weigh(self, foreign: list[dict[str, float]]) -> Query:
         """A translation's terms with their weights (their best translation's), once per text."""
         return Query(
-            [
-                (options, max(self.weights.get(term, self.weight_of(term)) for term in options))
-                for options in foreign
-            ]
+            [(options, max(self.weight_of(term) for term in options)) for options in foreign]
         )
 
     def coverage(self, doc: int, query: Query) -> float:
@@ -129,9 +125,9 @@ class EnglishIndex:
                     credit[item] = share
         foreign_hit = sum(query.items[item][1] * credit[item] for item in sorted(credit))
         english_total = self._arrays.required[doc] + sum(
-            self.weights[term] for term in common if english[term]
+            self.weight_of(term) for term in common if english[term]
         )
-        english_hit = sum(self.weights[term] * query.best[term] for term in common)
+        english_hit = sum(self.weight_of(term) * query.best[term] for term in common)
         return math.sqrt((english_hit / english_total) * (foreign_hit / query.total))
 
     def folded(self, doc: int) -> str:
@@ -324,11 +320,11 @@ class EnglishIndex:
 class _Entries:
     """An index's lexicon entries (and anchors) as its term ids, each made once, as arrays.
 
-    Entry N's cosine terms are bag_terms[bag_bounds[N]:bag_bounds[N + 1]] with their
-    lexicon weights; its coverage options, cover_terms (-1: no text holds it) with their
-    share of the best weight; its weight, that of its best-weighted option. English
-    terms no text holds get ids past the vocabulary's: they count in a translation's
-    norm, and match nothing.
+    Entry N's options are rows bounds[N] to bounds[N + 1] of _EntryArrays: as cosine terms
+    (terms, with their lexicon weights), and as coverage options (cover_terms, -1 where no
+    text holds it, with their share of the best weight); its weight is that of its
+    best-weighted option. English terms no text holds get ids past the vocabulary's: they
+    count in a translation's norm, and match nothing.
     """
 
     def __init__(self, index: EnglishIndex) -> None:
@@ -386,7 +382,7 @@ class _Entries:
             bag_weights.append(weight)
             cover_terms.append(index.vocabulary.get(english, -1))
             cover_shares.append(weight / best)
-        weights.append(max(index.weights.get(e, index.weight_of(e)) for e, _ in options))
+        weights.append(max(index.weight_of(e) for e, _ in options))
         self._bounds.append(len(bag_terms))
         return len(weights) - 1
 

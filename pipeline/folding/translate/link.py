@@ -72,7 +72,7 @@ _NOTHING = Ranking(())
 def rank(
     text: str, lang: str, index: EnglishIndex, lexicon: Lexicon, own: Sequence[int] = ()
 ) -> Ranking:
-    """Shortlist by cosine over the inverted index, then order by coverage."""
+    """Shortlist by cosine over the index, then order by coverage."""
     return rank_batch([(text, lang, own)], index, lexicon)[0]
 
 
@@ -81,7 +81,7 @@ def rank_batch(
 ) -> list[Ranking]:
     """rank() of each (text, lang, own) of TEXTS, many at once; OWN are scored as well.
 
-    The cosines of a batch are one matrix, the shortlists one argpartition, and every
+    The cosines of a batch are one matrix, the shortlists one pass over it, and every
     (translation, candidate) coverage one pass of coverage_many(): the same rankings as
     one text at a time, without a Python loop per candidate.
     """
