@@ -124,12 +124,13 @@ def _index(texts: dict[str, str], kept: TermStore | None) -> EnglishIndex:
 
 def _scattered(rows: Any, count: int) -> Any:  # noqa: ANN401
     """A maker of columns of COUNT rows: given values at ROWS, a default elsewhere."""
+    where = np.full(count, -1, dtype=np.int64)
+    where[rows] = np.arange(len(rows), dtype=np.int64)
+    picks: Any = pa.array(where, pa.int64(), mask=where < 0)  # a null pick takes a null
 
-    def column(values: list[Any], default: Any, kind: pa.DataType) -> pa.Array[Any]:  # noqa: ANN401
-        full: list[Any] = [default] * count
-        for row, value in zip(rows.tolist(), values, strict=True):
-            full[row] = value
-        return pa.array(full, kind)
+    def column(values: list[Any], default: Any, kind: pa.DataType) -> Any:  # noqa: ANN401
+        found = pa.array(values, kind).take(picks)
+        return found if default is None else pc.fill_null(found, pa.scalar(default, kind))
 
     return column
 
