@@ -7,13 +7,12 @@ fails (sentences and length, symbols, numbers, brackets, pauses) tells them apar
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from pipeline.folding.translate.features import mark_similarity, marks, shape_similarity
+from pipeline.folding.translate.features import mark_similarity, shape_similarity
 
 if TYPE_CHECKING:
     from collections import Counter
@@ -40,9 +39,9 @@ OTHER_CARD_MARGIN = 0.04
 # a shape_similarity of at least this (as many sentences, a like length). On the hand set,
 # the card's other rulings it linked with the original absent all failed one or the other.
 FORM_FIT = 0.8
-
-# An English text is a candidate of many translations: its marks are counted once.
-_english_marks = lru_cache(maxsize=1 << 16)(marks)
+# The pairs of texts whose ratio an index keeps (similar_texts): their translations come
+# card by card, so the pairs of the last few cards are all it needs.
+_RATIOS_KEPT = 1 << 16
 
 
 class Choice(NamedTuple):
@@ -55,85 +54,83 @@ class Choice(NamedTuple):
     versions: tuple[str, ...]
 
 
-def _form_weight(
-    i: int, index: EnglishIndex, shape: tuple[int, float], printed: Counter[str]
-) -> float:
-    """How alike candidate I's form and marks are to the translation's (0-1]."""
-    mine = mark_similarity(printed, _english_marks(index.texts[i]))
-    return shape_similarity(shape, index.shape(i)) * mine
-
-
 def choose(
     ranked: Sequence[tuple[int, float]],
     index: EnglishIndex,
     *,
     own: Collection[int],
     shape: tuple[int, float],
-    text: str,
+    printed: Counter[str],
     similar: Callable[[int], tuple[set[int], set[int]]],
     min_margin: float,
 ) -> Choice | None:
-    """The card's own ruling that TEXT translates, or None when the card's rule is unsure.
+    """The card's own ruling a translation translates, or None when the card's rule is unsure.
 
     The best of the card's own candidates by score weighed by form and marks (the same
-    symbols, numbers, brackets, pauses: features.marks) is linked when its score is at
-    least CARD_MIN_SCORE, its form fits (FORM_FIT), and it leads the card's other rulings
-    by MIN_MARGIN and other cards' by OTHER_CARD_MARGIN on those weighed scores. Its
+    symbols, numbers, brackets, pauses: PRINTED is the translation's features.marks) is
+    linked when its score is at least CARD_MIN_SCORE, its form fits (FORM_FIT), and it
+    leads the card's other rulings by MIN_MARGIN and other cards' by OTHER_CARD_MARGIN on
+    those weighed scores. Its
     versions (SIMILAR gives them, and near-duplicates) are no rivals; a version whose marks
     fit the translation less is not its version either: "you won't gain 4 life" is not
     what "you won't gain any life" translates, whatever the dates say.
     """
     if max((value for i, value in ranked if i in own), default=0.0) < CARD_MIN_SCORE:
         return None  # whichever own text wins by form, its score is below the floor
-    printed = marks(text)
     weighed: dict[int, float] = {}
     values = dict(ranked)
 
-    def formed(i: int) -> float:  # a candidate's score weighed by form and marks, once
+    def formed(i: int, beat: float = -1.0) -> float:
+        # A candidate's score weighed by form and marks, once; or, when its score weighed
+        # by form alone (which the marks only lower) cannot beat BEAT, that.
         found = weighed.get(i)
         if found is None:
-            found = weighed[i] = values[i] * _form_weight(i, index, shape, printed)
+            form = shape_similarity(shape, index.shape(i))
+            if values[i] * form <= beat:
+                return values[i] * form
+            found = weighed[i] = values[i] * (form * mark_similarity(printed, index.marks(i)))
         return found
 
     best, lead = _card_best(ranked, own, formed, index.hashes)
     if best < 0 or lead <= 0:
         return None
     score = values[best]
-    fit = mark_similarity(printed, _english_marks(index.texts[best]))
+    fit = mark_similarity(printed, index.marks(best))
     form = shape_similarity(shape, index.shape(best))
     if score < CARD_MIN_SCORE or fit < 1 or form < FORM_FIT:
         return None
     versions, near = similar(best)
-    weight = version_weights(versions, best, text, index)
+    weight = version_weights(versions, best, printed, index)
     kept = {i for i in versions if weight(i) >= 1}
-    own_rival, other_rival = _rivals(ranked, own, kept | {best}, near, formed)
-    margin = min(lead - own_rival, lead - other_rival + min_margin - OTHER_CARD_MARGIN)
-    if margin < min_margin:
+
+    def margin(own_rival: float, other_rival: float) -> float:
+        return min(lead - own_rival, lead - other_rival + min_margin - OTHER_CARD_MARGIN)
+
+    rivals = _rivals(
+        ranked, own, kept | {best}, near, formed, lost=lambda *r: margin(*r) < min_margin
+    )
+    if margin(*rivals) < min_margin:
         return None
     original = index.hashes[best]
     others = sorted({index.hashes[i] for i in kept} - {original})
-    return Choice(original, round(score, 4), round(margin, 4), (original, *others))
+    return Choice(original, round(score, 4), round(margin(*rivals), 4), (original, *others))
 
 
 def version_weights(
-    versions: Collection[int], best: int, text: str | None, index: EnglishIndex
+    versions: Collection[int], best: int, printed: Counter[str] | None, index: EnglishIndex
 ) -> Callable[[int], float]:
     """Each candidate's weight as BEST's rival: below 1 for VERSIONS whose marks fit worse.
 
     Two texts alike in their words but not in their numbers or symbols ("+1/+2" and
     "+2/+2", "{1}{W}" and "{1}{G}") are two rulings to a translation that prints one of
     them: such a version of the winner is no version, and a rival weaker by how much worse
-    its marks fit the translation (mark_similarity) than the winner's. Every other
-    candidate weighs 1, as every candidate does without TEXT.
+    its marks fit the translation's (PRINTED, features.marks) than the winner's. Every
+    other candidate weighs 1, as every candidate does without PRINTED.
     """
-    if text is None or not versions:
+    if printed is None or not versions:
         return lambda _: 1.0
-    printed = marks(text)
-    fit = mark_similarity(printed, _english_marks(index.texts[best]))
-    found = {
-        i: min(1.0, mark_similarity(printed, _english_marks(index.texts[i])) / fit)
-        for i in versions
-    }
+    fit = mark_similarity(printed, index.marks(best))
+    found = {i: min(1.0, mark_similarity(printed, index.marks(i)) / fit) for i in versions}
     return lambda i: found.get(i, 1.0)
 
 
@@ -162,23 +159,32 @@ def _rivals(
     own: Collection[int],
     skip: Collection[int],
     near: Collection[int],
-    formed: Callable[[int], float],
+    formed: Callable[[int, float], float],
+    *,
+    lost: Callable[[float, float], bool],
 ) -> tuple[float, float]:
     """The best weighed scores of the card's texts and of other cards' outside SKIP.
 
     A near-duplicate of the winner (NEAR) on another card is no rival: the same ruling
-    worded for that card. Walked in score order, as _card_best.
+    worded for that card. FORMED(i, beat) is a candidate's weighed score, or a value no
+    more than BEAT when that score cannot beat BEAT. Walked in score order, as _card_best,
+    until neither can grow (no own text is left, or none left can beat the rivals found)
+    or the rivals found already make the winner LOST (rivals only grow).
     """
+    own_left = sum(1 for i, _ in ranked if i in own and i not in skip)
     own_rival = other_rival = 0.0
     for i, value in ranked:
-        if value <= min(own_rival, other_rival):
+        if value <= other_rival and (not own_left or value <= own_rival):
             break
         if i in skip:
             continue
         if i in own:
-            own_rival = max(own_rival, formed(i)) if value > own_rival else own_rival
+            own_left -= 1
+            own_rival = max(own_rival, formed(i, own_rival)) if value > own_rival else own_rival
         elif i not in near and value > other_rival:
-            other_rival = max(other_rival, formed(i))
+            other_rival = max(other_rival, formed(i, other_rival))
+        if lost(own_rival, other_rival):
+            break
     return own_rival, other_rival
 
 
@@ -188,14 +194,22 @@ def similar_texts(
     """The texts of OTHERS that are versions of BEST, and its near-duplicates."""
     if not others:
         return set(), set()
-    # One call for the whole row; in doubles, as fuzz.ratio() answers one pair.
-    similar = process.cdist(
-        [index.folded(best)],
-        [index.folded(i) for i in others],
-        scorer=fuzz.ratio,
-        dtype=np.float64,
-        score_cutoff=NEAR_DUPLICATE,
-    )[0].tolist()
-    pairs = list(zip(others, similar, strict=True))
+    # A card's translations share their winner and most of its rivals: each pair's ratio is
+    # kept on the index (a bounded cache), the rest taken in one call for the row, in
+    # doubles, as fuzz.ratio() answers one pair.
+    kept = index.ratios
+    if len(kept) > _RATIOS_KEPT:
+        kept.clear()
+    unknown = [i for i in others if (best, i) not in kept]
+    if unknown:
+        found = process.cdist(
+            [index.folded(best)],
+            [index.folded(i) for i in unknown],
+            scorer=fuzz.ratio,
+            dtype=np.float64,
+            score_cutoff=NEAR_DUPLICATE,
+        )[0].tolist()
+        kept.update(zip(((best, i) for i in unknown), found, strict=True))
+    pairs = [(i, kept[best, i]) for i in others]
     versions = {i for i, value in pairs if value >= VERSION_SIMILARITY}
     return versions, {i for i, value in pairs if value >= NEAR_DUPLICATE}

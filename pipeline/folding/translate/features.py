@@ -138,15 +138,23 @@ def mark_similarity(translation: Counter[str], english: Counter[str]) -> float:
     translation may be a word in English ("two" is 2体, "single" is 1つ): only the
     English numbers must be printed in the translation.
     """
-    if translation == english:
+    # As dicts (marks() keeps no zero count, so they are equal as Counters are), with
+    # dict.get: the same sums as Counter's lookups, without its Python-level __missing__.
+    if dict.__eq__(translation, english):
         return 1.0
-    missing = sum(max(0, n - translation[m]) for m, n in english.items())
-    extra = sum(max(0, n - english[m]) for m, n in translation.items() if not m.startswith("#"))
+    printed, known = translation.get, english.get
+    missing = extra = 0
+    for mark, count in english.items():
+        missing += max(0, count - printed(mark, 0))
+    for mark, count in translation.items():
+        if mark[0] != "#":
+            extra += max(0, count - known(mark, 0))
     return float(MARK_COST ** (missing + extra))
 
 
 def shape_similarity(first: tuple[int, float], second: tuple[int, float]) -> float:
     """How alike two shapes are (0-1]: as many sentences, and lengths near each other."""
     sentences = 0.8 ** abs(first[0] - second[0])
-    short, long = sorted((first[1] or 1.0, second[1] or 1.0))
+    one, other = first[1] or 1.0, second[1] or 1.0
+    short, long = (one, other) if one <= other else (other, one)
     return float(sentences * (short / long) ** 0.5)

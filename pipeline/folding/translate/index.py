@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from scipy import sparse
 
-from pipeline.folding.translate.features import ANCHOR, features, shape
+from pipeline.folding.translate.features import ANCHOR, features, marks, shape
 from pipeline.folding.translate.terms import TermTable, term_table
 from pipeline.text.normalize import fold
 
@@ -82,6 +82,9 @@ class EnglishIndex:
         )
         self._folded: dict[int, str] = {}
         self._shapes: dict[int, tuple[int, float]] = {}
+        self._marks: dict[int, Counter[str]] = {}
+        # (text, text): how alike the two are (card.similar_texts keeps them here).
+        self.ratios: dict[tuple[int, int], float] = {}
         self._by_text: sparse.csr_array | None = None
         # The lexicon's entries as this index's term ids, per (lang, feature), once each.
         self._entries = _Entries(self)
@@ -142,6 +145,13 @@ class EnglishIndex:
         found = self._shapes.get(doc)
         if found is None:
             found = self._shapes[doc] = shape(self.texts[doc], "en")
+        return found
+
+    def marks(self, doc: int) -> Counter[str]:
+        """English text DOC's marks (features.marks), computed once."""
+        found = self._marks.get(doc)
+        if found is None:
+            found = self._marks[doc] = marks(self.texts[doc])
         return found
 
     def arrays(self) -> _Arrays:

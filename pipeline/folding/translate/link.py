@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from pipeline.folding.translate.card import choose, similar_texts, version_weights
-from pipeline.folding.translate.features import shape, shape_similarity
+from pipeline.folding.translate.features import marks, shape, shape_similarity
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 
 if TYPE_CHECKING:
@@ -208,7 +208,8 @@ def decide(
     found = {best: (versions, near)}  # for choose(), which may ask for the same
     # A version of the winner that prints other numbers or symbols than the translation
     # is another ruling to it: a rival, weaker by how much worse its marks fit.
-    weight = version_weights(versions, best, text, index)
+    printed = None if text is None else marks(text)
+    weight = version_weights(versions, best, printed, index)
     versions = {i for i in versions if weight(i) >= 1}
     # Only the versions the words cannot tell from the winner are left to the dates to
     # choose between: one the translation's words cover clearly less is not what it says.
@@ -221,9 +222,9 @@ def decide(
 
     rival = _rival(ranked[1:], versions, weight)
     own_set = set(own)
-    if text is not None and own_set:
+    if printed is not None and own_set:
         chosen = choose(
-            ranked, index, own=own_set, shape=ranking.shape, text=text, similar=similar,
+            ranked, index, own=own_set, shape=ranking.shape, printed=printed, similar=similar,
             min_margin=min_margin,
         )  # fmt: skip
         if chosen is not None:
@@ -285,6 +286,8 @@ def _rival(
 def _with_own(ranking: Ranking, index: EnglishIndex, own: Sequence[int]) -> list[tuple[int, float]]:
     """The ranking's shortlist with the card's own texts it left out, best first."""
     unseen = sorted(set(own) - {i for i, _ in ranking.ranked})
+    if not unseen:
+        return list(ranking.ranked)  # in order already (_rank_batch)
     scored = dict(ranking.own)
     if not set(unseen) <= scored.keys():
         msg = "decide() needs a ranking that scored the card's own texts (rank(…, own))"
