@@ -75,7 +75,8 @@ class EnglishIndex:
         self._arrays = _Arrays(
             idf,
             weights,
-            docs * width + ids,
+            np.asarray(self.terms.offsets, dtype=np.int64),
+            ids,
             self.terms.named,
             np.asarray(required, dtype=np.float64),
             lengths == 0,
@@ -160,9 +161,9 @@ class EnglishIndex:
 
     def held(self, doc: int) -> dict[str, bool]:
         """The terms English text DOC holds, each with whether it is optional (a name)."""
-        arrays, width = self._arrays, len(self.vocabulary)
-        first, last = np.searchsorted(arrays.keys, [doc * width, (doc + 1) * width])
-        ids = (arrays.keys[first:last] - doc * width).tolist()
+        arrays = self._arrays
+        first, last = arrays.doc_starts[doc], arrays.doc_starts[doc + 1]
+        ids = arrays.doc_terms[first:last].tolist()
         return dict(
             zip((self.names[i] for i in ids), arrays.optional[first:last].tolist(), strict=True)
         )
@@ -295,28 +296,39 @@ class EnglishIndex:
         pairs = len(pair_query)
         if not pairs:
             return np.zeros(0)
-        width = max(1, len(self.vocabulary))
-        # Each pair's copy of its query's options, and whether the English text holds each.
-        owner, rows = _expand(queries.option_starts, pair_query)
-        held = _member(pair_doc[owner] * width + queries.option_term[rows], arrays.keys)
-        found, at = held
-        shares = queries.option_share[rows] * found
+        # The options each pair's English text holds, found from the text's side (its terms
+        # are fewer than the query's options): each term looked up in the batch's runs of
+        # options (_runs), then put back in the order of the options, pair by pair.
+        runs = _runs(queries, len(self.vocabulary))
+        owner, at = _expand(arrays.doc_starts, pair_doc)
+        run = runs.table[pair_query[owner] * runs.width + arrays.doc_terms[at]]
+        hit = np.flatnonzero(run)
+        owner, at, run = owner[hit], at[hit], run[hit] - 1
+        if np.all(runs.starts[run + 1] - runs.starts[run] == 1):  # as most are: one option
+            inner, rows = np.arange(len(run)), runs.rows[runs.starts[run]]
+        else:
+            inner, where = _expand(runs.starts, run)
+            rows = runs.rows[where]
+        order = np.argsort(owner[inner] * len(queries.option_term) + rows)
+        inner, rows = inner[order], rows[order]
+        owner, at = owner[inner], at[inner]
         items = queries.option_item[rows]
         # A foreign term's credit: its best option found (options of an item are adjacent).
         change = np.ones(len(rows), dtype=np.bool_)
         change[1:] = (owner[1:] != owner[:-1]) | (items[1:] != items[:-1])
         starts = np.flatnonzero(change)
-        credit = np.maximum.reduceat(shares, starts) if len(starts) else np.zeros(0)
+        shares = queries.option_share[rows]
+        credit = np.maximum.reduceat(shares, starts) if len(starts) else shares
         foreign_hit = np.bincount(
             owner[starts], weights=queries.item_weight[items[starts]] * credit, minlength=pairs
         )
         # An English term reached: once per pair, at the best share that reaches it.
-        reached = np.flatnonzero(queries.option_first[rows] & found)
+        reached = np.flatnonzero(queries.option_first[rows])
         weight = arrays.weights[queries.option_term[rows[reached]]]
         english_hit = np.bincount(
             owner[reached], weights=weight * queries.option_share[rows[reached]], minlength=pairs
         )
-        named = arrays.optional[at[reached]] if len(at) else np.zeros(0, dtype=np.bool_)
+        named = arrays.optional[at[reached]]
         english_total = arrays.required[pair_doc] + np.bincount(
             owner[reached], weights=weight * named, minlength=pairs
         )
@@ -434,9 +446,11 @@ class _Arrays(NamedTuple):
 
     idf: NDArray[np.float64]
     weights: NDArray[np.float64]
-    # doc * len(vocabulary) + term id of each term a text holds, sorted; whether the term
-    # is one of its optional ones (names); each text's required total; texts with no term.
-    keys: NDArray[np.int64]
+    # The term ids each text holds, text by text (text N's are doc_terms[doc_starts[N]:
+    # doc_starts[N + 1]], sorted); whether each is one of its optional ones (names); each
+    # text's required total; the texts with no term.
+    doc_starts: NDArray[np.int64]
+    doc_terms: NDArray[np.int64]
     optional: NDArray[np.bool_]
     required: NDArray[np.float64]
     empty: NDArray[np.bool_]
@@ -461,13 +475,33 @@ class Queries(NamedTuple):
     # first such option of the query).
     option_first: NDArray[np.bool_]
 
-    @property
-    def option_starts(self) -> NDArray[np.int64]:
-        """Where each query's options begin in the option rows, and where the last ends."""
-        bounds: NDArray[np.int64] = np.searchsorted(
-            self.option_query, np.arange(self.size + 1)
-        ).astype(np.int64)
-        return bounds
+
+class _Runs(NamedTuple):
+    """A batch's options by (query, term): run R is rows[starts[R]:starts[R + 1]].
+
+    TABLE, query * width + term, holds R + 1 for the run of that query's options of that
+    term (0: the query has none).
+    """
+
+    width: int
+    table: NDArray[np.int32]
+    starts: NDArray[np.int64]
+    rows: NDArray[np.int64]
+
+
+def _runs(queries: Queries, width: int) -> _Runs:
+    """The options of QUERIES grouped by (query, term), each group in option order."""
+    query, term = queries.option_query, queries.option_term
+    width = max(1, width)
+    # Options come query by query: a stable sort by (query, term) keeps them in order.
+    keys = query * width + term
+    rows = np.argsort(keys, kind="stable")
+    change = np.ones(len(rows), dtype=np.bool_)
+    change[1:] = keys[rows[1:]] != keys[rows[:-1]]
+    first = np.flatnonzero(change)
+    table = np.zeros(width * queries.size, dtype=np.int32)
+    table[keys[rows[first]]] = np.arange(1, len(first) + 1, dtype=np.int32)
+    return _Runs(width, table, np.append(first, len(rows)).astype(np.int64), rows)
 
 
 def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
@@ -504,16 +538,6 @@ def _expand(
     before = np.cumsum(counts) - counts
     rows = np.repeat(starts - before, counts) + np.arange(counts.sum(), dtype=np.int64)
     return owner, rows
-
-
-def _member(
-    keys: NDArray[np.int64], held: NDArray[np.int64]
-) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
-    """Whether each key is in HELD (sorted), and where."""
-    if not len(held):
-        return np.zeros(len(keys), dtype=np.bool_), np.zeros(len(keys), dtype=np.int64)
-    at = np.minimum(np.searchsorted(held, keys), len(held) - 1)
-    return held[at] == keys, at
 
 
 class Query:
