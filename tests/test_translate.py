@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import itertools
 import json
 import os
 import random
@@ -273,6 +274,75 @@ def test_a_card_without_english_rulings_is_not_ranked(monkeypatch: pytest.Monkey
     (row,) = translations_table(_rulings(rows)).to_pylist()
     assert row["original_text_hash"] is None
     assert row["method"] == "no-candidates"
+
+
+# Card texts and translations of them (the German "Ein Spieler…" covers its original less).
+_CARD_TEXTS = {
+    "Murder Hole": "Destroy target creature. It can't be regenerated.",
+    "Deep Study": "Draw two cards.",
+    "Mind Rot Jr.": "Target player discards a card.",
+    "Healer": "When this creature enters, you gain 3 life.",
+}
+_CARD_TRANSLATIONS = [
+    ("Murder Hole", "de", "Zerstöre eine Kreatur deiner Wahl. Sie kann nicht regeneriert werden."),
+    ("Deep Study", "fr", "Piochez deux cartes."),
+    ("Mind Rot Jr.", "de", "Ein Spieler deiner Wahl wirft eine Karte ab."),
+    ("Healer", "es", "Cuando esta criatura entre, ganas 3 vidas."),
+]
+
+
+def test_a_translation_sure_on_its_card_s_own_text_is_not_ranked_among_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A translation its card's own text makes sure is linked without ranking it among all.
+
+    The card rule links it to the card's text at SURE_SCORE or more among the card's texts
+    alone; ranked among every English text, it links to the same text at the same score.
+    """
+    rows: list[tuple[str | None, str, str, bool]] = [
+        (card, "en", text, True) for card, text in _CARD_TEXTS.items()
+    ]
+    rows += [(card, lang, text, True) for card, lang, text in _CARD_TRANSLATIONS]
+    ranked: list[str] = []
+    rankings = link_module._rankings
+
+    def spy(queries: object, rows: list[int], texts: list[Any], index: EnglishIndex) -> Any:
+        ranked.extend(text for text, *_ in texts)
+        return rankings(queries, rows, texts, index)
+
+    monkeypatch.setattr(link_module, "_rankings", spy)
+    sure = translations_table(_rulings(rows)).to_pylist()
+    assert ranked == ["Ein Spieler deiner Wahl wirft eine Karte ab."]
+    ranked.clear()
+    monkeypatch.setattr(link_module, "SURE_SCORE", 2.0)  # none is sure: every text is ranked
+    every = translations_table(_rulings(rows)).to_pylist()
+    assert len(ranked) == len(_CARD_TRANSLATIONS)
+    for mine, theirs in zip(sure, every, strict=True):
+        assert mine["original_text_hash"] == text_hash(_CARD_TEXTS[mine["card"]])
+        assert (mine["original_text_hash"], mine["method"]) == (
+            theirs["original_text_hash"],
+            theirs["method"],
+        )
+        assert mine["score"] == theirs["score"]
+
+
+def test_batches_hold_no_more_cells_than_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of translations times the index's texts, or its terms, stays under the cap.
+
+    A few long English texts hold many terms: the batch is bounded by those too.
+    """
+    long_text = " ".join(f"word{n:04d}" for n in range(3000)).replace("0", "o")
+    index = EnglishIndex(
+        {text_hash(long_text): long_text, text_hash("Draw a card."): "Draw a card."}
+    )
+    monkeypatch.setattr(link_module, "_BATCH_CELLS", 1 << 16)
+    steps = link_module._steps(10_000, index)
+    assert steps[0][0] == 0
+    assert steps[-1][1] == 10_000
+    assert all(end == start for (_, end), (start, _) in itertools.pairwise(steps))
+    widest = max(end - start for start, end in steps)
+    assert widest * max(len(index), len(index.vocabulary)) <= 1 << 16
+    assert len(index.vocabulary) > len(index)
 
 
 def test_batched_scoring_equals_one_by_one(

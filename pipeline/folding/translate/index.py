@@ -265,22 +265,25 @@ class EnglishIndex:
             option_first,
         )
 
-    def shortlists(self, queries: Queries, count: int) -> list[list[int]]:
-        """The COUNT English texts of best cosine with each query, best first (_best).
+    def shortlists(
+        self, queries: Queries, count: int, rows: Sequence[int] | None = None
+    ) -> list[list[int]]:
+        """The COUNT English texts of best cosine with each query (at ROWS), best first.
 
         One product of the texts (rows, sparse) with the batch's bags (columns, dense): it
         walks the index once for the whole batch, where a sparse product walks a term's
         texts once per query holding it. In single precision: the cosine only shortlists,
-        coverage (in double) ranks the shortlist.
+        coverage (in double) ranks the shortlist. The best are found by _best().
         """
+        every = rows is None or list(rows) == list(range(queries.size))
+        bags = queries.bags if every else queries.bags[np.asarray(rows, dtype=np.int64)]
+        size = bags.shape[0]
         if not len(self):
-            return [[] for _ in range(queries.size)]
+            return [[] for _ in range(size)]
         if self._by_text is None:
             self._by_text = sparse.csr_array(self.matrix.T.astype(np.float32))
-        bags = queries.bags
-        columns = np.zeros((len(self.vocabulary), queries.size), dtype=np.float32)
-        rows = np.repeat(np.arange(queries.size), np.diff(bags.indptr))
-        columns[bags.indices, rows] = bags.data
+        columns = np.zeros((len(self.vocabulary), size), dtype=np.float32)
+        columns[bags.indices, np.repeat(np.arange(size), np.diff(bags.indptr))] = bags.data
         cosine = self._by_text @ columns  # one row per English text, one column per query
         return _best(cosine, count)
 

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from pipeline.folding.translate.card import choose, similar_texts, version_weights
+from pipeline.folding.translate.card import SURE_SCORE, choose, similar_texts, version_weights
 from pipeline.folding.translate.features import marks, shape, shape_similarity
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
 
-    from pipeline.folding.translate.index import EnglishIndex
+    from pipeline.folding.translate.index import EnglishIndex, Queries
 
 # A link needs a coverage score of at least MIN_SCORE and a lead of MIN_MARGIN over the best
 # candidate that is not a version of it. Tuned on the dev sets (benchmarks/translate_eval.py
@@ -87,11 +87,16 @@ def rank_batch(
     """
     if len(index) == 0:
         return [_NOTHING for _ in texts]
-    step = max(1, min(len(texts), _BATCH_CELLS // len(index)))
     found: list[Ranking] = []
-    for start in range(0, len(texts), step):
-        found += _rank_batch(texts[start : start + step], index, lexicon)
+    for start, end in _steps(len(texts), index):
+        found += _rank_batch(texts[start:end], index, lexicon)
     return found
+
+
+def _steps(count: int, index: EnglishIndex) -> list[tuple[int, int]]:
+    """Batches of COUNT texts whose matrices (texts or terms by queries) hold _BATCH_CELLS."""
+    step = max(1, min(count, _BATCH_CELLS // max(1, len(index), len(index.vocabulary))))
+    return [(start, min(count, start + step)) for start in range(0, count, step)]
 
 
 def _rank_batch(
@@ -102,27 +107,41 @@ def _rank_batch(
     if not known:
         return found
     queries = index.queries([texts[n][:2] for n in known], lexicon)
-    shortlists = index.shortlists(queries, SHORTLIST)
+    rankings = _rankings(queries, list(range(len(known))), [texts[n] for n in known], index)
+    for n, ranking in zip(known, rankings, strict=True):
+        found[n] = ranking
+    return found
+
+
+def _rankings(
+    queries: Queries,
+    rows: Sequence[int],
+    texts: Sequence[tuple[str, str, Sequence[int]]],
+    index: EnglishIndex,
+) -> list[Ranking]:
+    """The rankings of the queries at ROWS of QUERIES, whose (text, lang, own) are TEXTS."""
+    if not rows:
+        return []
+    shortlists = index.shortlists(queries, SHORTLIST, rows)
     candidates = []
-    for row, n in enumerate(known):
-        listed = shortlists[row]
-        candidates.append((listed, sorted(set(texts[n][2]) - set(listed))))
-    pair_query = np.asarray(
-        [row for row, (a, b) in enumerate(candidates) for _ in range(len(a) + len(b))],
-        dtype=np.int64,
+    for listed, (_, _, own) in zip(shortlists, texts, strict=True):
+        candidates.append((listed, sorted(set(own) - set(listed))))
+    pair_query = np.repeat(
+        np.asarray(rows, dtype=np.int64), [len(a) + len(b) for a, b in candidates]
     )
     pair_doc = np.asarray([i for a, b in candidates for i in (*a, *b)], dtype=np.int64)
     scores = index.coverage_many(queries, pair_query, pair_doc).tolist()
+    found = []
     at = 0
-    for row, n in enumerate(known):
-        listed, own = candidates[row]
+    for (listed, own), (text, lang, _) in zip(candidates, texts, strict=True):
         mine = scores[at : at + len(listed) + len(own)]
         at += len(listed) + len(own)
-        text, lang, _ = texts[n]
-        found[n] = Ranking(
-            tuple(_ordered(zip(listed, mine[: len(listed)], strict=True), index)),
-            shape(text, lang),
-            tuple(zip(own, mine[len(listed) :], strict=True)),
+        found.append(
+            Ranking(
+                tuple(_ordered(zip(listed, mine[: len(listed)], strict=True), index)),
+                shape(text, lang),
+                tuple(zip(own, mine[len(listed) :], strict=True)),
+            )
         )
     return found
 
@@ -155,16 +174,101 @@ def link_many(
         _SHARED = None
 
 
-def _link_batch(texts: Sequence[Asked], index: EnglishIndex, lexicon: Lexicon) -> list[list[Link]]:
-    asked = []
-    for text, lang, cards in texts:
-        own = {index.position[h] for originals in cards for h in originals if h in index.position}
-        asked.append((text, lang, sorted(own)))
-    rankings = rank_batch(asked, index, lexicon)
-    return [
-        [decide(ranking, index, originals, text=text) for originals in cards]
-        for ranking, (text, _, cards) in zip(rankings, texts, strict=True)
+def _link_batch(
+    texts: Sequence[Asked],
+    index: EnglishIndex,
+    lexicon: Lexicon,
+    *,
+    min_score: float = MIN_SCORE,
+    min_margin: float = MIN_MARGIN,
+) -> list[list[Link]]:
+    """The links of each text of TEXTS, one per card, batch by batch (_link_step)."""
+    found: list[list[Link]] = []
+    for start, end in _steps(len(texts), index):
+        found += _link_step(texts[start:end], index, lexicon, min_score, min_margin)
+    return found
+
+
+def _link_step(
+    texts: Sequence[Asked],
+    index: EnglishIndex,
+    lexicon: Lexicon,
+    min_score: float,
+    min_margin: float,
+) -> list[list[Link]]:
+    """Link TEXTS, mapped through the lexicon once: first on their cards' own texts alone.
+
+    A translation that the card rule (card.choose) links to one of its card's own English
+    texts among those alone, at a score of SURE_SCORE or more, is linked without ranking it
+    among every English text (for each of its cards); the others are ranked (_rankings)
+    and decided (decide()) as ever.
+    """
+    owns = [
+        [[index.position[h] for h in originals if h in index.position] for originals in cards]
+        for _, _, cards in texts
     ]
+    mine = [sorted({i for own in per_card for i in own}) for per_card in owns]
+    known = [n for n, (_, lang, _) in enumerate(texts) if lang in lexicon and len(index)]
+    found: list[list[Link] | None] = [None] * len(texts)
+    queries = index.queries([texts[n][:2] for n in known], lexicon) if known else None
+    if queries is not None:
+        sure = [row for row, n in enumerate(known) if owns[n] and all(owns[n])]
+        pair_query = np.repeat(
+            np.asarray(sure, dtype=np.int64), [len(mine[known[r]]) for r in sure]
+        )
+        pair_doc = np.asarray([i for r in sure for i in mine[known[r]]], dtype=np.int64)
+        scores = iter(index.coverage_many(queries, pair_query, pair_doc).tolist())
+        for row in sure:
+            n = known[row]
+            value = {i: next(scores) for i in mine[n]}
+            text, lang, _ = texts[n]
+            sure_links = [_sure(text, lang, own, value, index, min_margin=min_margin)
+                          for own in owns[n]]  # fmt: skip
+            if None not in sure_links:
+                found[n] = [link for link in sure_links if link is not None]
+        rest = [row for row, n in enumerate(known) if found[n] is None]
+        asked = [(*texts[known[row]][:2], mine[known[row]]) for row in rest]
+        for row, ranking in zip(rest, _rankings(queries, rest, asked, index), strict=True):
+            text, _, cards = texts[known[row]]
+            found[known[row]] = [
+                decide(ranking, index, originals, min_score=min_score, min_margin=min_margin,
+                       text=text)
+                for originals in cards
+            ]  # fmt: skip
+    return [
+        links if links is not None else [decide(_NOTHING, index, c) for c in texts[n][2]]
+        for n, links in enumerate(found)
+    ]
+
+
+def _sure(
+    text: str,
+    lang: str,
+    own: Sequence[int],
+    value: dict[int, float],
+    index: EnglishIndex,
+    *,
+    min_margin: float,
+) -> Link | None:
+    """The card rule's link among the card's OWN texts alone (their coverage in VALUE).
+
+    None unless its score is SURE_SCORE or more. Its margin is its lead over the card's
+    other texts: other cards' texts are not asked (see SURE_SCORE).
+    """
+    ranked = _ordered(((i, value[i]) for i in set(own)), index)
+    if ranked[0][1] < SURE_SCORE:
+        return None
+
+    def similar(i: int) -> tuple[set[int], set[int]]:
+        return similar_texts(i, [j for j, _ in ranked if j != i], index)
+
+    chosen = choose(
+        ranked, index, own=set(own), shape=shape(text, lang), printed=marks(text),
+        similar=similar, min_margin=min_margin,
+    )  # fmt: skip
+    if chosen is None or chosen.score < SURE_SCORE:
+        return None
+    return Link(*chosen[:3], "card", chosen.versions)
 
 
 def _link_chunk(texts: Sequence[Asked]) -> list[list[Link]]:
@@ -313,8 +417,5 @@ def link(
     lexicon = shipped() if lexicon is None else lexicon
     if lang not in lexicon:
         return Link(None, 0.0, 0.0, "no-lexicon")
-    own = sorted(index.position[h] for h in card_originals if h in index.position)
-    ranking = rank(text, lang, index, lexicon, own)
-    return decide(
-        ranking, index, card_originals, min_score=min_score, min_margin=min_margin, text=text
-    )
+    asked = [(text, lang, [card_originals])]
+    return _link_batch(asked, index, lexicon, min_score=min_score, min_margin=min_margin)[0][0]
