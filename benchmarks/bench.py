@@ -18,7 +18,7 @@ from pathlib import Path
 
 from corpus import generate, scryfall_bulk
 from daily import report_days, report_small, run_days, small_run
-from langeval import MTGJSON, labelled_set, set_names, write_dumps
+from langeval import MTGJSON, labelled_set, set_names, write_card_dumps, write_dumps
 from measure import AS_CLI, INGEST, LINKED, measure, run_child
 
 _FLOOR = """
@@ -109,6 +109,15 @@ def _real_languages(work: Path, runs: int) -> tuple[str, str]:
     return f"{len(texts):,} real texts in 10 languages, all new", figure
 
 
+def _real_cards(work: Path, runs: int) -> tuple[str, str]:
+    """The same sets' printed texts a card to a file: every translation has its original."""
+    raw = work / "raw-cards"
+    shutil.rmtree(raw, ignore_errors=True)
+    files, texts = write_card_dumps(set_names("all"), raw)
+    figure = _side_by_side(raw, work / "out-cards", texts, runs)
+    return f"{texts:,} real card texts, a card to each of {files:,} files", figure
+
+
 def _arguments() -> argparse.Namespace:
     """The command line's options; --quick makes every size smaller."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -181,6 +190,7 @@ def main() -> None:
                  f"{_rate(args.bulk, streamed)}, peak RSS {streamed_rss:.0f} MiB"))  # fmt: skip
     if MTGJSON.is_dir():  # ../shared/realdata beside the checkout
         rows.append(_real_languages(work, args.runs))
+        rows.append(_real_cards(work, args.runs))
         rows.append(_real_files(work, args.runs))
     width = max(len(name) for name, _ in rows)
     print(f"medians of {args.runs} runs:")

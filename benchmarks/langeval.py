@@ -193,6 +193,42 @@ def write_dumps(items: list[Labelled], folder: Path, per_file: int = 5) -> int:
     return files
 
 
+def write_card_dumps(codes: list[str], folder: Path) -> tuple[int, int]:
+    """Write a plain dump per card of the set files CODES; return the files and texts written.
+
+    Each holds the card's English printed text, then its translations (each text once, in
+    the first card that prints it), dates DD/MM/YYYY: dumps as a site publishes them, a card
+    to a file. Every translation is then of a card that holds its English original, so each
+    one is ranked (write_dumps's cards are made up: only the translations sharing a file
+    with their English text have one).
+    """
+    seen: set[str] = set()
+    files = texts = 0
+    for code in codes:
+        cards = json.loads((MTGJSON / f"{code}.json").read_text(encoding="utf-8"))["data"]["cards"]
+        for card in cards:
+            printed = [card.get("text")]
+            printed += [
+                f.get("text") for f in card.get("foreignData", ()) if f.get("language") in LANGUAGES
+            ]
+            found = [
+                text for text in (clean(raw) for raw in printed if raw) if text and text not in seen
+            ]
+            if not found:
+                continue
+            seen.update(found)
+            blocks = [
+                f"{1 + (files + i) % 28:02d}/{1 + i % 12:02d}/2021\n\n{text}"
+                for i, text in enumerate(found)
+            ]
+            path = folder / f"{files // 1000:03d}" / f"{files:06d}.txt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(card["name"] + "\n\n" + "\n\n".join(blocks) + "\n", encoding="utf-8")
+            files += 1
+            texts += len(found)
+    return files, texts
+
+
 def end_to_end(items: list[Labelled], workers: int | None) -> None:
     """Ingest ITEMS as plain dumps into a new dataset: texts/s, and the stored languages."""
     from pipeline.ingest import ingest  # noqa: PLC0415 - only this mode needs the pipeline
