@@ -18,7 +18,6 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from scipy import sparse
 
 from pipeline.folding.translate.features import ANCHOR, features, marks, shape
 from pipeline.folding.translate.terms import TermTable, term_table
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from numpy.typing import NDArray
+    from scipy import sparse
 
     from pipeline.folding.translate.lexicon import Lexicon
 
@@ -42,6 +42,8 @@ class EnglishIndex:
 
     def __init__(self, texts: Mapping[str, str], known: TermTable | None = None) -> None:
         """Index TEXTS ({hash: text}); the terms of those KNOWN holds are taken from it."""
+        from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
+
         self.terms = term_table(texts, known)
         self.hashes = self.terms.hashes
         self.texts = [texts[text_hash] for text_hash in self.hashes]
@@ -211,6 +213,8 @@ class EnglishIndex:
         item_entry: NDArray[np.int64],
         item_count: NDArray[np.float64],
     ) -> Queries:
+        from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
+
         table = self._entries.arrays()
         width = len(self.vocabulary)
         # The cosine bags: each item's English terms at its count times their weight.
@@ -281,6 +285,8 @@ class EnglishIndex:
         if not len(self):
             return [[] for _ in range(size)]
         if self._by_text is None:
+            from scipy import sparse  # noqa: PLC0415 - the index's __init__ imported it
+
             self._by_text = sparse.csr_array(self.matrix.T.astype(np.float32))
         columns = np.zeros((len(self.vocabulary), size), dtype=np.float32)
         columns[bags.indices, np.repeat(np.arange(size), np.diff(bags.indptr))] = bags.data
