@@ -256,17 +256,22 @@ def test_a_run_of_new_files_does_not_read_the_run_before(
     cards = {f"New {n}": [f"New {n}: ruling."] for n in range(3)}
     (other / "NEW.json").write_text(_document(0, random.Random(0), cards), "utf-8")
     read: list[int] = []
+    columns: list[Any] = []
     original = store.read_part
 
-    def watched(path: Path, run: int) -> Any:
+    def watched(path: Path, run: int, wanted: Any = None) -> Any:
         read.append(run)
-        return original(path, run)
+        columns.append(wanted)
+        return original(path, run, wanted)
 
     with monkeypatch.context() as patch:
         patch.setattr(store, "read_part", watched)
         ingest([other], out=out)
     assert read  # the new part itself
     assert last not in read  # the part of the run before, never needed
+    # Nor the new part whole: only the columns its index rows keep (the rest is matching).
+    assert columns == [index._KEPT]
+    assert "text_hash" not in columns[0]
     assert store.part_runs(out, "sightings")[-1] > last
     new = ["New 0", "New 2"]
     with_index = _card_reads(out, [*new, CARDS[0]])

@@ -45,6 +45,8 @@ _FORMAT_KEY = b"pipeline.sightings_index"
 _FORMAT = b"1"
 _PARTS_KEY = b"pipeline.sightings_index.parts"  # {run: [size, mtime_ns]} of each part
 _OWN = ("row", "origin_run", "origin_row")
+# The columns of a sightings part that its index rows keep.
+_KEPT = (PARTITION_KEY, *FILE_COLUMNS, "position", "card", *CARRY_COLUMNS)
 # The columns a Content may look at for the index to answer it.
 INDEXED = frozenset({"card"})
 
@@ -52,9 +54,8 @@ INDEXED = frozenset({"card"})
 def schema() -> pa.Schema:
     """The index's columns: the parts' own (as stored) and the row, its origin's run and row."""
     stored = store.stored_schema("sightings")
-    kept = [PARTITION_KEY, *FILE_COLUMNS, "position", "card", *CARRY_COLUMNS]
     own = [pa.field(name, pa.int64()) for name in _OWN]
-    return pa.schema([*(stored.field(name) for name in kept), *own])
+    return pa.schema([*(stored.field(name) for name in _KEPT), *own])
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +167,7 @@ def rows_of(stored: pa.Table, before: pa.Table | None, indexed: pa.Table | None)
         origin_run[matched] = by_row["origin_run"].to_numpy(zero_copy_only=False)[at]
         origin_row[matched] = by_row["origin_row"].to_numpy(zero_copy_only=False)[at]
     mask = ~explicit
-    table = stored.select([PARTITION_KEY, *FILE_COLUMNS, "position", "card", *CARRY_COLUMNS])
+    table = stored.select(list(_KEPT))
     table = table.append_column("row", pa.array(row, pa.int64()))
     table = table.append_column("origin_run", pa.array(origin_run, pa.int64(), mask=mask))
     table = table.append_column("origin_row", pa.array(origin_row, pa.int64(), mask=mask))
@@ -235,7 +236,11 @@ def _indexed(
         stat = _stat(path)
         if stat is None:
             continue
-        stored = store.read_part(path, run)
+        # A part this commit staged is read in the columns its index rows keep (the part's
+        # other columns are for matching its rows with the run before's, below): the new
+        # part's whole table is in memory beside it already.
+        whole = run not in staged
+        stored = store.read_part(path, run, None if whole else _KEPT)
         held, indexed = before
         if indexed is not None:
             last = run_before(parts, run)
@@ -247,10 +252,12 @@ def _indexed(
                 held, indexed = None, None
             if indexed is not None and held is None and indexed.num_rows:
                 held = store.read_part(store.part_path(out, "sightings", last), last)
+        if held is not None and indexed is not None and not whole:
+            stored, whole = store.read_part(path, run), True  # its rows are matched
         rows = rows_of(stored, held, indexed)
         pieces.append(rows)
         parts[run] = stat
-        before = (stored, rows)
+        before = (stored if whole else None, rows)
     kept = [old.rows] if old is not None else []
     table = pa.concat_tables([schema().empty_table(), *kept, *pieces])
     if old is not None and old.runs and pieces and max(old.runs) > _first(pieces):  # re-indexed

@@ -444,9 +444,13 @@ def _of_files(table: pa.Table, paths: list[str]) -> pa.Table:
     return table.filter(pc.is_in(table["source_path"], value_set=pa.array(paths, pa.string())))
 
 
-def read_part(path: Path, run: int) -> pa.Table:
-    """Run RUN's sightings part at PATH, as stored (with its carried rows), migrated."""
-    return _read_file(path, "sightings", run=run, raw=True)
+def read_part(path: Path, run: int, columns: Collection[str] | None = None) -> pa.Table:
+    """Run RUN's sightings part at PATH, as stored (with its carried rows), migrated.
+
+    COLUMNS reads only those (and `run`): for a part of this schema version alone, which no
+    migration needs to see whole.
+    """
+    return _read_file(path, "sightings", run=run, raw=True, columns=columns)
 
 
 def stored_schema(name: str) -> pa.Schema:
