@@ -251,7 +251,10 @@ def _indexed(
                 # million rulings read its part of a million rows).
                 held, indexed = None, None
             if indexed is not None and held is None and indexed.num_rows:
-                held = store.read_part(store.part_path(out, "sightings", last), last)
+                # The run before's part: staged by this commit too, or stored.
+                held = store.read_part(
+                    staged.get(last, store.part_path(out, "sightings", last)), last
+                )
         if held is not None and indexed is not None and not whole:
             stored, whole = store.read_part(path, run), True  # its rows are matched
         rows = rows_of(stored, held, indexed)
