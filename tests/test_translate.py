@@ -267,10 +267,11 @@ def test_a_card_without_english_rulings_is_not_ranked(monkeypatch: pytest.Monkey
     rows = [r for r in _stale_case() if r[0] != "Rift Bolt" or r[1] == "ko"]
 
     def refused(texts: Sequence[object], *_: object) -> list[object]:
-        assert not texts, "a translation of a card without English rulings was ranked"
+        assert not texts, "a translation of a card without English rulings was linked"
         return []
 
-    monkeypatch.setattr(link_module, "rank_batch", refused)
+    # Every text asked is linked through _link_step (sure on its card or ranked among all).
+    monkeypatch.setattr(link_module, "_link_step", refused)
     (row,) = translations_table(_rulings(rows)).to_pylist()
     assert row["original_text_hash"] is None
     assert row["method"] == "no-candidates"

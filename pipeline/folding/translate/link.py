@@ -208,7 +208,7 @@ def _link_step(
         for _, _, cards in texts
     ]
     mine = [sorted({i for own in per_card for i in own}) for per_card in owns]
-    known = [n for n, (_, lang, _) in enumerate(texts) if lang in lexicon and len(index)]
+    known = [n for n, (_, lang, _) in enumerate(texts) if lang in lexicon] if len(index) else []
     found: list[list[Link] | None] = [None] * len(texts)
     queries = index.queries([texts[n][:2] for n in known], lexicon) if known else None
     if queries is not None:
@@ -324,7 +324,6 @@ def decide(
             found[i] = similar_texts(i, [j for j, _ in ranked if j != i], index)
         return found[i]
 
-    rival = _rival(ranked[1:], versions, weight)
     own_set = set(own)
     if printed is not None and own_set:
         chosen = choose(
@@ -345,6 +344,8 @@ def decide(
         kin = {i for i, _ in ranked if i not in own_set and i in near}
         formed_rival = _rival(ranked, versions | kin | {best}, formed)
         rival = score - (score * formed(best) - formed_rival)
+    else:
+        rival = _rival(ranked[1:], versions, weight)
     original = _original(best, ranked, alike, card_originals, index)
     score, margin = round(score, 4), round(score - rival, 4)
     if score < min_score or margin < min_margin:
