@@ -307,9 +307,11 @@ def test_a_translation_sure_on_its_card_s_own_text_is_not_ranked_among_all(
     ranked: list[str] = []
     rankings = link_module._rankings
 
-    def spy(queries: object, rows: list[int], texts: list[Any], index: EnglishIndex) -> Any:
+    def spy(
+        queries: object, rows: list[int], texts: list[Any], shapes: list[Any], index: EnglishIndex
+    ) -> Any:
         ranked.extend(text for text, *_ in texts)
-        return rankings(queries, rows, texts, index)
+        return rankings(queries, rows, texts, shapes, index)
 
     monkeypatch.setattr(link_module, "_rankings", spy)
     sure = translations_table(_rulings(rows)).to_pylist()
@@ -373,6 +375,29 @@ def test_batched_scoring_equals_one_by_one(
     assert scores.tolist() == pytest.approx(expected, rel=1e-12, abs=1e-15)
     assert max(scores) > 0.45
     assert sum(score > 0 for score in expected) > len(pairs) / 4
+
+
+def test_queries_follow_the_lexicon_asked_and_sorted_features() -> None:
+    """A second lexicon for a language is read as itself; items are in sorted order.
+
+    An index's entries were kept by language alone: a query through another lexicon of the
+    same language reached what the first lexicon said.
+    """
+    index = EnglishIndex({"a": "Exile target card.", "b": "Draw a card."})
+    first: Lexicon = {"de": {"karte": (("card", 1.0),), "ziel": (("targe", 1.0),)}}
+    second: Lexicon = {"de": {"karte": (("draw", 0.5),), "ziel": (("targe", 1.0),)}}
+
+    def reached(lexicon: Lexicon) -> list[str]:
+        queries = index.queries([("Ziel Karte Karte §", "de")], lexicon)
+        return [index.names[term] for term in queries.option_term.tolist()]
+
+    assert reached(first) == ["card", "targe"]  # karte before ziel
+    assert reached(second) == ["draw", "targe"]
+    assert reached(first) == ["card", "targe"]
+    # Each feature counts as often as the text holds it: "karte" twice.
+    bags = index.queries([("Karte Karte Ziel", "de")], first).bags.toarray()[0]
+    card, target = bags[index.vocabulary["card"]], bags[index.vocabulary["targe"]]
+    assert card / target == pytest.approx(2 * index.idf["card"] / index.idf["targe"])
 
 
 _REQUIRED = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from typing import NamedTuple
 
 # Languages with a learned lexicon, as the `lang` codes of the rulings table.
 LANGUAGES = ("de", "es", "fr", "it", "ja", "ko", "pt", "ru", "zh")
@@ -111,9 +112,15 @@ def names(text: str) -> set[str]:
 
 def shape(text: str, lang: str) -> tuple[int, float]:
     """What the form of a text keeps through translation: sentences, and length in English."""
-    prepared = _PAUSE.sub("\u2026", prepare(text).strip())
-    sentences = max(1, len(_SENTENCE_END.findall(prepared)))
-    return sentences, len(prepared) / LENGTH_RATIO.get(lang, 1.0)
+    return _shape(_PAUSE.sub("\u2026", prepare(text)), lang)
+
+
+def _shape(paused: str, lang: str) -> tuple[int, float]:
+    # PAUSED: prepared, its pauses made one character (a pause neither starts nor ends in
+    # a space, so stripping before or after is the same).
+    paused = paused.strip()
+    sentences = max(1, len(_SENTENCE_END.findall(paused)))
+    return sentences, len(paused) / LENGTH_RATIO.get(lang, 1.0)
 
 
 def marks(text: str) -> Counter[str]:
@@ -122,13 +129,33 @@ def marks(text: str) -> Counter[str]:
     Counted as printed (after NFKC, so full-width brackets and digits are plain); unlike
     anchors, the brackets and the pause of a sentence ("search . . . for glory") count.
     """
-    prepared = _PAUSE.sub("\u2026", prepare(text))
-    found: Counter[str] = Counter(symbol.lower() for symbol in _SYMBOL.findall(prepared))
-    plain = _SYMBOL.sub(" ", prepared)
+    return _marks(_PAUSE.sub("\u2026", prepare(text)))
+
+
+def _marks(paused: str) -> Counter[str]:
+    found: Counter[str] = Counter(symbol.lower() for symbol in _SYMBOL.findall(paused))
+    plain = _SYMBOL.sub(" ", paused)
     found.update("#" + number for number in _NUMBER.findall(plain))
     found["("] = plain.count("(")
     found["\u2026"] = min(1, plain.count("\u2026") + plain.count("..."))
     return +found
+
+
+class Traits(NamedTuple):
+    """All a translation's features the linker uses, taken from one prepared text."""
+
+    words: list[str]
+    anchors: list[str]
+    shape: tuple[int, float]
+    marks: Counter[str]
+
+
+def traits(text: str, lang: str) -> Traits:
+    """features(), shape() and marks() of TEXT in LANG, at the cost of one."""
+    prepared = prepare(text)
+    paused = _PAUSE.sub("\u2026", prepared)
+    return Traits(words(prepared, lang), anchors(prepared, lang), _shape(paused, lang),
+                  _marks(paused))  # fmt: skip
 
 
 def mark_similarity(translation: Counter[str], english: Counter[str]) -> float:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from itertools import pairwise
+from itertools import chain, pairwise, repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 # A lexicon entry: the English features a foreign one may stand for, with their weights.
 Options = tuple[tuple[str, float], ...]
+# An entry not made yet (_Entries.words).
+_UNMADE = -2
 # The English texts whose cosines bound a shortlist's lowest from below (_best).
 _SAMPLE = 2_048
 
@@ -173,37 +175,58 @@ class EnglishIndex:
     def queries(self, texts: Sequence[tuple[str, str]], lexicon: Lexicon) -> Queries:
         """Each (text, lang) of TEXTS mapped through LEXICON into this index's terms.
 
-        A text's features are taken once, in Python; each lexicon entry is turned into
-        term ids the first time a text uses it (_Entries); the rest is arrays, for the
-        whole batch. A language the lexicon lacks gives an empty query.
+        A text's features are taken once, in Python (features.features); the rest is
+        mapped(). A language the lexicon lacks gives an empty query.
+        """
+        return self.mapped([(lang, *features(text, lang)) for text, lang in texts], lexicon)
+
+    def mapped(
+        self, featured: Sequence[tuple[str, Sequence[str], Sequence[str]]], lexicon: Lexicon
+    ) -> Queries:
+        """queries() of texts given as (lang, word features, anchors): FEATURED.
+
+        A text's items are its distinct features the lexicon holds, in sorted order, then
+        its distinct anchors, sorted: the sums add in one order however the texts are
+        batched. The word features of a language are looked up at once (_Entries.words),
+        each lexicon entry turned into term ids the first time a text uses it.
         """
         entries = self._entries
-        item_query: list[int] = []
-        item_entry: list[int] = []
-        item_count: list[int] = []
-        for row, (text, lang) in enumerate(texts):
-            table = lexicon.get(lang)
-            if table is None:
-                continue
-            word_features, anchor_features = features(text, lang)
-            known = entries.of(lang)
-            for feature, count in sorted(Counter(word_features).items()):
-                entry = known.get(feature)
-                if entry is None:
-                    entry = entries.find(lang, feature, table)
-                if entry >= 0:
-                    item_query.append(row)
-                    item_entry.append(entry)
-                    item_count.append(count)
-            for anchor, count in sorted(Counter(anchor_features).items()):
-                item_query.append(row)
-                item_entry.append(entries.anchor(anchor))
-                item_count.append(count)
+        parts: list[tuple[NDArray[np.int64], ...]] = []
+        by_lang: dict[str, list[int]] = {}
+        for row, (lang, _, _) in enumerate(featured):
+            if lang in lexicon:
+                by_lang.setdefault(lang, []).append(row)
+        for lang, rows in sorted(by_lang.items()):
+            parts.append(entries.words(lang, lexicon[lang], rows, [featured[r][1] for r in rows]))
+        anchor_query: list[int] = []
+        anchor_entry: list[int] = []
+        anchor_count: list[int] = []
+        for rows in by_lang.values():
+            for row in rows:
+                found = featured[row][2]
+                if not found:
+                    continue
+                for anchor, count in sorted(Counter(found).items()):
+                    anchor_query.append(row)
+                    anchor_entry.append(entries.anchor(anchor))
+                    anchor_count.append(count)
+        anchored = np.asarray(anchor_query, dtype=np.int64)
+        parts.append(
+            (
+                anchored,
+                np.asarray(anchor_entry, dtype=np.int64),
+                np.asarray(anchor_count, dtype=np.int64),
+                np.arange(len(anchored), dtype=np.int64),
+                np.ones(len(anchored), dtype=np.int64),
+            )
+        )
+        query, entry, counts, place, kind = (
+            np.concatenate(column) for column in zip(*parts, strict=True)
+        )
+        # Query by query: its words (in their order), then its anchors.
+        order = np.lexsort((place, kind, query))
         return self._batch(
-            len(texts),
-            np.asarray(item_query, dtype=np.int64),
-            np.asarray(item_entry, dtype=np.int64),
-            np.asarray(item_count, dtype=np.float64),
+            len(featured), query[order], entry[order], counts[order].astype(np.float64)
         )
 
     def _batch(
@@ -360,8 +383,12 @@ class _Entries:
 
     def __init__(self, index: EnglishIndex) -> None:
         self._index = index
-        # Per language (anchors under ""), each feature's entry.
-        self._ids: dict[str, dict[str, int]] = {}
+        # Each anchor's entry.
+        self._anchors: dict[str, int] = {}
+        # Per language, its lexicon table's features by rank (sorted), and each rank's entry
+        # (_UNMADE until a text uses it, -1 when the lexicon gives it no option).
+        self._ranks: dict[str, tuple[Mapping[str, Options], dict[str, int], NDArray[np.int64]]] = {}
+        self._names: dict[str, list[str]] = {}
         self.extra: dict[str, int] = {}
         self._lists: tuple[list[int], list[float], list[int], list[float], list[float]] = (
             [],
@@ -380,22 +407,64 @@ class _Entries:
             np.zeros(0),
         )
 
-    def of(self, lang: str) -> dict[str, int]:
-        """The entries of LANG's features made so far (-1: none in the lexicon)."""
-        return self._ids.setdefault(lang, {})
+    def words(
+        self,
+        lang: str,
+        table: Mapping[str, Options],
+        rows: Sequence[int],
+        featured: Sequence[Sequence[str]],
+    ) -> tuple[NDArray[np.int64], ...]:
+        """The items of the word features FEATURED of ROWS, in LANG's lexicon TABLE.
 
-    def find(self, lang: str, feature: str, table: Mapping[str, Options]) -> int:
-        """The entry of FEATURE in LANG's TABLE, or -1 when the lexicon has none."""
-        known = self.of(lang)
-        found = known.get(feature)
-        if found is None:
-            options = table.get(feature)
-            found = known[feature] = self._add(options) if options else -1
-        return found
+        One item per (row, distinct feature TABLE holds), with its count: rows in order,
+        each row's features in sorted order (their rank among TABLE's, sorted). Returned
+        as (query, entry, count, place, kind 0) arrays, place being that rank.
+        """
+        ranks, made = self._ranked(lang, table)
+        lengths = np.fromiter((len(words) for words in featured), np.int64, len(featured))
+        # ranks.get(word, -1) of every word, called from C (map over two iterables).
+        flat = np.fromiter(
+            map(ranks.get, chain.from_iterable(featured), repeat(-1)), np.int64, int(lengths.sum())
+        )
+        row_of = np.repeat(np.asarray(rows, dtype=np.int64), lengths)
+        held = flat >= 0
+        width = max(1, len(ranks))
+        keys, counts = np.unique(row_of[held] * width + flat[held], return_counts=True)
+        query, rank = np.divmod(keys, width)
+        unmade = np.unique(rank[made[rank] == _UNMADE])
+        if len(unmade):
+            names = self._names[lang]
+            for n in unmade.tolist():
+                options = table.get(names[n])
+                made[n] = self._add(options) if options else -1
+        entry = made[rank]
+        kept = entry >= 0
+        return (
+            query[kept],
+            entry[kept],
+            counts[kept],
+            rank[kept],
+            np.zeros(int(kept.sum()), np.int64),
+        )
+
+    def _ranked(
+        self, lang: str, table: Mapping[str, Options]
+    ) -> tuple[dict[str, int], NDArray[np.int64]]:
+        """LANG's features by rank (TABLE's keys sorted), and each rank's entry so far."""
+        found = self._ranks.get(lang)
+        if found is None or found[0] is not table:
+            names = sorted(table)
+            found = self._ranks[lang] = (
+                table,
+                dict(zip(names, range(len(names)), strict=True)),
+                np.full(len(names), _UNMADE, dtype=np.int64),
+            )
+            self._names[lang] = names
+        return found[1], found[2]
 
     def anchor(self, anchor: str) -> int:
         """The entry of an anchor: itself, as printed."""
-        known = self.of("")
+        known = self._anchors
         found = known.get(anchor)
         if found is None:
             found = known[anchor] = self._add(((anchor, 1.0),))

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from pipeline.folding.translate.card import SURE_SCORE, choose, similar_texts, version_weights
-from pipeline.folding.translate.features import marks, shape, shape_similarity
+from pipeline.folding.translate.features import Traits, marks, shape, shape_similarity, traits
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 
 if TYPE_CHECKING:
+    from collections import Counter
     from collections.abc import Callable, Collection, Iterable, Sequence
 
     from pipeline.folding.translate.index import EnglishIndex, Queries
@@ -107,7 +108,9 @@ def _rank_batch(
     if not known:
         return found
     queries = index.queries([texts[n][:2] for n in known], lexicon)
-    rankings = _rankings(queries, list(range(len(known))), [texts[n] for n in known], index)
+    asked = [texts[n] for n in known]
+    shapes = [shape(text, lang) for text, lang, _ in asked]
+    rankings = _rankings(queries, list(range(len(known))), asked, shapes, index)
     for n, ranking in zip(known, rankings, strict=True):
         found[n] = ranking
     return found
@@ -117,9 +120,13 @@ def _rankings(
     queries: Queries,
     rows: Sequence[int],
     texts: Sequence[tuple[str, str, Sequence[int]]],
+    shapes: Sequence[tuple[int, float]],
     index: EnglishIndex,
 ) -> list[Ranking]:
-    """The rankings of the queries at ROWS of QUERIES, whose (text, lang, own) are TEXTS."""
+    """The rankings of the queries at ROWS of QUERIES, whose (text, lang, own) are TEXTS.
+
+    SHAPES are the texts' features.shape.
+    """
     if not rows:
         return []
     shortlists = index.shortlists(queries, SHORTLIST, rows)
@@ -133,13 +140,13 @@ def _rankings(
     scores = index.coverage_many(queries, pair_query, pair_doc).tolist()
     found = []
     at = 0
-    for (listed, own), (text, lang, _) in zip(candidates, texts, strict=True):
+    for (listed, own), form in zip(candidates, shapes, strict=True):
         mine = scores[at : at + len(listed) + len(own)]
         at += len(listed) + len(own)
         found.append(
             Ranking(
                 tuple(_ordered(zip(listed, mine[: len(listed)], strict=True), index)),
-                shape(text, lang),
+                form,
                 tuple(zip(own, mine[len(listed) :], strict=True)),
             )
         )
@@ -210,7 +217,10 @@ def _link_step(
     mine = [sorted({i for own in per_card for i in own}) for per_card in owns]
     known = [n for n, (_, lang, _) in enumerate(texts) if lang in lexicon] if len(index) else []
     found: list[list[Link] | None] = [None] * len(texts)
-    queries = index.queries([texts[n][:2] for n in known], lexicon) if known else None
+    # Each text's features, taken once: for its query, the card rule and the decisions.
+    featured = [traits(*texts[n][:2]) for n in known]
+    mapped = [(texts[n][1], t.words, t.anchors) for n, t in zip(known, featured, strict=True)]
+    queries = index.mapped(mapped, lexicon) if known else None
     if queries is not None:
         sure = [row for row, n in enumerate(known) if owns[n] and all(owns[n])]
         pair_query = np.repeat(
@@ -221,19 +231,19 @@ def _link_step(
         for row in sure:
             n = known[row]
             value = {i: next(scores) for i in mine[n]}
-            text, lang, _ = texts[n]
-            sure_links = [_sure(text, lang, own, value, index, min_margin=min_margin)
+            sure_links = [_sure(featured[row], own, value, index, min_margin=min_margin)
                           for own in owns[n]]  # fmt: skip
             if None not in sure_links:
                 found[n] = [link for link in sure_links if link is not None]
         rest = [row for row, n in enumerate(known) if found[n] is None]
         asked = [(*texts[known[row]][:2], mine[known[row]]) for row in rest]
-        for row, ranking in zip(rest, _rankings(queries, rest, asked, index), strict=True):
-            text, _, cards = texts[known[row]]
+        shapes = [featured[row].shape for row in rest]
+        rankings = _rankings(queries, rest, asked, shapes, index)
+        for row, ranking in zip(rest, rankings, strict=True):
             found[known[row]] = [
                 decide(ranking, index, originals, min_score=min_score, min_margin=min_margin,
-                       text=text)
-                for originals in cards
+                       printed=featured[row].marks)
+                for originals in texts[known[row]][2]
             ]  # fmt: skip
     return [
         links if links is not None else [decide(_NOTHING, index, c) for c in texts[n][2]]
@@ -242,8 +252,7 @@ def _link_step(
 
 
 def _sure(
-    text: str,
-    lang: str,
+    featured: Traits,
     own: Sequence[int],
     value: dict[int, float],
     index: EnglishIndex,
@@ -252,6 +261,7 @@ def _sure(
 ) -> Link | None:
     """The card rule's link among the card's OWN texts alone (their coverage in VALUE).
 
+    FEATURED is the translation's (features.traits).
     None unless its score is SURE_SCORE or more. Its margin is its lead over the card's
     other texts: other cards' texts are not asked (see SURE_SCORE).
     """
@@ -263,7 +273,7 @@ def _sure(
         return similar_texts(i, [j for j, _ in ranked if j != i], index)
 
     chosen = choose(
-        ranked, index, own=set(own), shape=shape(text, lang), printed=marks(text),
+        ranked, index, own=set(own), shape=featured.shape, printed=featured.marks,
         similar=similar, min_margin=min_margin,
     )  # fmt: skip
     if chosen is None or chosen.score < SURE_SCORE:
@@ -292,6 +302,7 @@ def decide(
     min_score: float = MIN_SCORE,
     min_margin: float = MIN_MARGIN,
     text: str | None = None,
+    printed: Counter[str] | None = None,
 ) -> Link:
     """The link a ranking supports, with the card's own English texts (CARD_ORIGINALS) in it.
 
@@ -300,7 +311,7 @@ def decide(
     the card holds is preferred as the original. The method says where the original was
     found: among the card's own English rulings ("card") or the whole dataset ("dataset");
     "unsure" when there is no link. TEXT, the translation, lets its marks (features.marks)
-    weigh a card's own winner's lead.
+    weigh a card's own winner's lead; PRINTED, when given, are those marks.
     """
     if not ranking.ranked and not ranking.own:
         # No English text shares a term with it: unsure, unless there is no English text.
@@ -312,7 +323,8 @@ def decide(
     found = {best: (versions, near)}  # for choose(), which may ask for the same
     # A version of the winner that prints other numbers or symbols than the translation
     # is another ruling to it: a rival, weaker by how much worse its marks fit.
-    printed = None if text is None else marks(text)
+    if printed is None and text is not None:
+        printed = marks(text)
     weight = version_weights(versions, best, printed, index)
     versions = {i for i in versions if weight(i) >= 1}
     # Only the versions the words cannot tell from the winner are left to the dates to
