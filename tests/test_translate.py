@@ -30,6 +30,7 @@ from pipeline.folding.translate.features import (
     marks,
     shape,
     shape_similarity,
+    traits,
 )
 from pipeline.folding.translate.index import foreign_terms
 from pipeline.folding.translate.lexicon import Lexicon, dumps, learn_model1, loads, shipped
@@ -784,6 +785,29 @@ def test_marks_are_what_a_translator_prints_as_it_is() -> None:
     assert mark_similarity(marks("Du erhältst 4 Leben."), marks("You won't gain any life.")) == 1.0
     assert mark_similarity(marks("Du erhältst kein Leben."), marks("You won't gain 4 life.")) < 1
     assert mark_similarity(marks("Eine Zeile (mit Klammer)."), marks("A line.")) < 1
+
+
+def test_traits_are_the_features_shape_and_marks_of_a_text() -> None:
+    """traits() takes in one pass what features(), shape() and marks() take each.
+
+    Pauses next to numbers (". . .3" is no decimal point), symbols, full-width digits,
+    brackets and names, in a Latin, a Korean and a Japanese text.
+    """
+    texts = [
+        ("Zahle {2}{W}. Suche . . .3 Karten (oder 702.62a) für Serra Angel . . . ", "de"),
+        ("{T}: 카드 2장을 뽑는다... (Meddling Mage처럼)", "ko"),
+        ("カード\uff12枚を引く。{G}{G}\u3002それから. . . 1体", "ja"),
+        ("Kein Zeichen hier.", "fr"),
+    ]
+    for text, lang in texts:
+        found = traits(text, lang)
+        assert (found.words, found.anchors) == features(text, lang)
+        assert found.shape == shape(text, lang)
+        assert found.marks == marks(text)
+    # The number after a pause is a mark, though no anchor (it touches a full stop).
+    after_pause = traits(texts[0][0], "de")
+    assert "#3" in after_pause.marks
+    assert ANCHOR + "#3" not in after_pause.anchors
 
 
 @pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")

@@ -15,9 +15,9 @@ from rapidfuzz import fuzz, process
 from pipeline.folding.translate.features import mark_similarity, shape_similarity
 
 if TYPE_CHECKING:
-    from collections import Counter
     from collections.abc import Callable, Collection, Sequence
 
+    from pipeline.folding.translate.features import Marks
     from pipeline.folding.translate.index import EnglishIndex
 
 # Two English texts this similar (rapidfuzz ratio of the folded texts) are taken as versions
@@ -66,7 +66,7 @@ def choose(
     *,
     own: Collection[int],
     shape: tuple[int, float],
-    printed: Counter[str],
+    printed: Marks,
     similar: Callable[[int], tuple[set[int], set[int]]],
     min_margin: float,
 ) -> Choice | None:
@@ -123,7 +123,7 @@ def choose(
 
 
 def version_weights(
-    versions: Collection[int], best: int, printed: Counter[str] | None, index: EnglishIndex
+    versions: Collection[int], best: int, printed: Marks | None, index: EnglishIndex
 ) -> Callable[[int], float]:
     """Each candidate's weight as BEST's rival: below 1 for VERSIONS whose marks fit worse.
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from typing import NamedTuple
 
 # Languages with a learned lexicon, as the `lang` codes of the rulings table.
@@ -40,6 +39,8 @@ LENGTH_RATIO = {
 }  # fmt: skip
 
 
+# A text's marks (marks()): each mark it holds, how many times.
+Marks = dict[str, int]
 # What each mark one text has and the other lacks costs (mark_similarity): translators print
 # symbols, numbers, brackets and pauses as they are, so a missing one is strong evidence.
 MARK_COST = 0.6
@@ -50,13 +51,31 @@ def prepare(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+class _Split(NamedTuple):
+    """A prepared text's symbols as printed, the text without them, and its numbers."""
+
+    symbols: list[str]
+    plain: str
+    numbers: list[str]
+
+
+def _split(text: str) -> _Split:
+    symbols = _SYMBOL.findall(text)
+    plain = _SYMBOL.sub(" ", text) if symbols else text
+    return _Split(symbols, plain, _NUMBER.findall(plain))
+
+
 def anchors(text: str, lang: str) -> list[str]:
     """Language-free tokens of a prepared text: symbols, numbers, rule numbers, Latin names."""
-    found = [ANCHOR + symbol.lower() for symbol in _SYMBOL.findall(text)]
-    plain = _SYMBOL.sub(" ", text)
-    found += [ANCHOR + "#" + number for number in _NUMBER.findall(plain)]
+    return _anchors(_split(text), lang)
+
+
+def _anchors(split: _Split, lang: str) -> list[str]:
+    found = [ANCHOR + symbol.lower() for symbol in split.symbols]
+    found += [ANCHOR + "#" + number for number in split.numbers]
     # Card names stay in Latin script: every Latin word of a non-Latin text, and in English
     # or a Latin-script language the capitalised words that do not start a sentence.
+    plain = split.plain
     printed = _LATIN_WORD.findall(plain) if lang in _NON_LATIN else _CAPITALISED.findall(plain)
     found += [ANCHOR + "@" + name.lower() for name in printed if len(name) >= MIN_NAME]
     return found
@@ -64,7 +83,11 @@ def anchors(text: str, lang: str) -> list[str]:
 
 def words(text: str, lang: str) -> list[str]:
     """Lexical features of a prepared text in LANG (English is "en")."""
-    plain = _NUMBER.sub(" ", _SYMBOL.sub(" ", text)).lower()
+    return _words(_split(text), lang)
+
+
+def _words(split: _Split, lang: str) -> list[str]:
+    plain = (_NUMBER.sub(" ", split.plain) if split.numbers else split.plain).lower()
     if lang == "ko":
         return _korean(plain)
     if lang in {"ja", "zh"}:
@@ -94,8 +117,8 @@ def _bigrams(text: str) -> list[str]:
 
 def features(text: str, lang: str) -> tuple[list[str], list[str]]:
     """Word features and anchors of TEXT in LANG."""
-    prepared = prepare(text)
-    return words(prepared, lang), anchors(prepared, lang)
+    split = _split(prepare(text))
+    return _words(split, lang), _anchors(split, lang)
 
 
 def names(text: str) -> set[str]:
@@ -123,22 +146,32 @@ def _shape(paused: str, lang: str) -> tuple[int, float]:
     return sentences, len(paused) / LENGTH_RATIO.get(lang, 1.0)
 
 
-def marks(text: str) -> Counter[str]:
+def marks(text: str) -> Marks:
     """What a translator prints as it is: symbols, numbers, parentheses, pauses (an ellipsis).
 
     Counted as printed (after NFKC, so full-width brackets and digits are plain); unlike
     anchors, the brackets and the pause of a sentence ("search . . . for glory") count.
+    Only marks the text holds are keys.
     """
-    return _marks(_PAUSE.sub("\u2026", prepare(text)))
+    return _marks(_split(_PAUSE.sub("\u2026", prepare(text))))
 
 
-def _marks(paused: str) -> Counter[str]:
-    found: Counter[str] = Counter(symbol.lower() for symbol in _SYMBOL.findall(paused))
-    plain = _SYMBOL.sub(" ", paused)
-    found.update("#" + number for number in _NUMBER.findall(plain))
-    found["("] = plain.count("(")
-    found["\u2026"] = min(1, plain.count("\u2026") + plain.count("..."))
-    return +found
+def _marks(split: _Split) -> Marks:
+    # SPLIT: of the prepared text, its pauses made one character.
+    found: Marks = {}
+    for symbol in split.symbols:
+        symbol = symbol.lower()  # noqa: PLW2901 - counted as lowered
+        found[symbol] = found.get(symbol, 0) + 1
+    for number in split.numbers:
+        number = "#" + number  # noqa: PLW2901 - counted with its mark
+        found[number] = found.get(number, 0) + 1
+    plain = split.plain
+    brackets = plain.count("(")
+    if brackets:
+        found["("] = brackets
+    if "\u2026" in plain or "..." in plain:
+        found["\u2026"] = 1
+    return found
 
 
 class Traits(NamedTuple):
@@ -147,27 +180,28 @@ class Traits(NamedTuple):
     words: list[str]
     anchors: list[str]
     shape: tuple[int, float]
-    marks: Counter[str]
+    marks: Marks
 
 
 def traits(text: str, lang: str) -> Traits:
     """features(), shape() and marks() of TEXT in LANG, at the cost of one."""
     prepared = prepare(text)
+    split = _split(prepared)
     paused = _PAUSE.sub("\u2026", prepared)
-    return Traits(words(prepared, lang), anchors(prepared, lang), _shape(paused, lang),
-                  _marks(paused))  # fmt: skip
+    # A pause changes what a number may touch: the marks are then of the text it is in.
+    pauses = split if paused == prepared else _split(paused)
+    return Traits(_words(split, lang), _anchors(split, lang), _shape(paused, lang),
+                  _marks(pauses))  # fmt: skip
 
 
-def mark_similarity(translation: Counter[str], english: Counter[str]) -> float:
+def mark_similarity(translation: Marks, english: Marks) -> float:
     """How alike the marks of a translation and an English text are (0-1], 1 when the same.
 
     Each mark one has and the other lacks costs a share (MARK_COST), but a number of the
     translation may be a word in English ("two" is 2体, "single" is 1つ): only the
     English numbers must be printed in the translation.
     """
-    # As dicts (marks() keeps no zero count, so they are equal as Counters are), with
-    # dict.get: the same sums as Counter's lookups, without its Python-level __missing__.
-    if dict.__eq__(translation, english):
+    if translation == english:
         return 1.0
     printed, known = translation.get, english.get
     missing = extra = 0

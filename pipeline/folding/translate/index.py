@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
     from scipy import sparse
 
+    from pipeline.folding.translate.features import Marks
     from pipeline.folding.translate.lexicon import Lexicon
 
 # A lexicon entry: the English features a foreign one may stand for, with their weights.
@@ -87,7 +88,7 @@ class EnglishIndex:
         )
         self._folded: dict[int, str] = {}
         self._shapes: dict[int, tuple[int, float]] = {}
-        self._marks: dict[int, Counter[str]] = {}
+        self._marks: dict[int, Marks] = {}
         # (text, text): how alike the two are (card.similar_texts keeps them here).
         self.ratios: dict[tuple[int, int], float] = {}
         self._by_text: sparse.csr_array | None = None
@@ -152,7 +153,7 @@ class EnglishIndex:
             found = self._shapes[doc] = shape(self.texts[doc], "en")
         return found
 
-    def marks(self, doc: int) -> Counter[str]:
+    def marks(self, doc: int) -> Marks:
         """English text DOC's marks (features.marks), computed once."""
         found = self._marks.get(doc)
         if found is None:

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from pipeline.folding.translate.card import SURE_SCORE, choose, similar_texts, version_weights
-from pipeline.folding.translate.features import Traits, marks, shape, shape_similarity, traits
+from pipeline.folding.translate.features import marks, shape, shape_similarity, traits
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 
 if TYPE_CHECKING:
-    from collections import Counter
     from collections.abc import Callable, Collection, Iterable, Sequence
 
+    from pipeline.folding.translate.features import Marks, Traits
     from pipeline.folding.translate.index import EnglishIndex, Queries
 
 # A link needs a coverage score of at least MIN_SCORE and a lead of MIN_MARGIN over the best
@@ -302,7 +302,7 @@ def decide(
     min_score: float = MIN_SCORE,
     min_margin: float = MIN_MARGIN,
     text: str | None = None,
-    printed: Counter[str] | None = None,
+    printed: Marks | None = None,
 ) -> Link:
     """The link a ranking supports, with the card's own English texts (CARD_ORIGINALS) in it.
 
