@@ -48,7 +48,7 @@ class EnglishIndex:
         from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
 
         self.terms = term_table(texts, known)
-        self.hashes = self.terms.hashes
+        self.hashes = self.terms.hashes  # sorted: a text's position is its hash order
         self.texts = [texts[text_hash] for text_hash in self.hashes]
         self.position = {text_hash: i for i, text_hash in enumerate(self.hashes)}
         total = len(self.hashes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -145,7 +146,7 @@ def _rankings(
         at += len(listed) + len(own)
         found.append(
             Ranking(
-                tuple(_ordered(zip(listed, mine[: len(listed)], strict=True), index)),
+                tuple(_ordered(zip(listed, mine[: len(listed)], strict=True))),
                 form,
                 tuple(zip(own, mine[len(listed) :], strict=True)),
             )
@@ -265,7 +266,7 @@ def _sure(
     None unless its score is SURE_SCORE or more. Its margin is its lead over the card's
     other texts: other cards' texts are not asked (see SURE_SCORE).
     """
-    ranked = _ordered(((i, value[i]) for i in set(own)), index)
+    ranked = _ordered((i, value[i]) for i in set(own))
     if ranked[0][1] < SURE_SCORE:
         return None
 
@@ -289,9 +290,13 @@ def _link_chunk(texts: Sequence[Asked]) -> list[list[Link]]:
     return _link_batch(texts, index, lexicon)
 
 
-def _ordered(scored: Iterable[tuple[int, float]], index: EnglishIndex) -> list[tuple[int, float]]:
-    # Best first; equal scores in hash order, so the answer never depends on input order.
-    return sorted(scored, key=lambda item: (-item[1], index.hashes[item[0]]))
+def _ordered(scored: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+    # Best first; equal scores in hash order, so the answer never depends on input order:
+    # an index's positions are in hash order (EnglishIndex.hashes is sorted), so by
+    # position, then (a stable sort) by score.
+    found = sorted(scored)
+    found.sort(key=itemgetter(1), reverse=True)
+    return found
 
 
 def decide(
@@ -317,7 +322,7 @@ def decide(
         # No English text shares a term with it: unsure, unless there is no English text.
         return Link(None, 0.0, 0.0, "unsure" if len(index) else "no-candidates")
     own = [index.position[h] for h in card_originals if h in index.position]
-    ranked = _with_own(ranking, index, own)
+    ranked = _with_own(ranking, own)
     best, score = ranked[0]
     versions, near = similar_texts(best, [i for i, _ in ranked[1:]], index)
     found = {best: (versions, near)}  # for choose(), which may ask for the same
@@ -400,7 +405,7 @@ def _rival(
     return found
 
 
-def _with_own(ranking: Ranking, index: EnglishIndex, own: Sequence[int]) -> list[tuple[int, float]]:
+def _with_own(ranking: Ranking, own: Sequence[int]) -> list[tuple[int, float]]:
     """The ranking's shortlist with the card's own texts it left out, best first."""
     unseen = sorted(set(own) - {i for i, _ in ranking.ranked})
     if not unseen:
@@ -409,7 +414,7 @@ def _with_own(ranking: Ranking, index: EnglishIndex, own: Sequence[int]) -> list
     if not set(unseen) <= scored.keys():
         msg = "decide() needs a ranking that scored the card's own texts (rank(…, own))"
         raise ValueError(msg)
-    return _ordered([*ranking.ranked, *((i, scored[i]) for i in unseen)], index)
+    return _ordered([*ranking.ranked, *((i, scored[i]) for i in unseen)])
 
 
 def link(
