@@ -37,6 +37,7 @@ from pipeline.keys import first_rows
 from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.reading import executor, read
+from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
 from pipeline.schema import FILES, RULES_BY_NUMBER, RUNS, SEGMENTED, in_memory
@@ -84,6 +85,36 @@ class IngestReport:
     def stored(self) -> bool:
         """Whether the run was committed (RUN is then the dataset's newest run)."""
         return self.outcome is Outcome.STORED
+
+    @property
+    def ambiguous_reasons(self) -> tuple[tuple[str, str], ...]:
+        """Each file of AMBIGUOUS with why its dates stayed open (its warning, unprefixed)."""
+        listed = set(self.ambiguous)
+        return tuple(
+            (f.source_path, w.removeprefix(AMBIGUOUS))
+            for f in self.files
+            if f.source_path in listed
+            for w in f.warnings
+            if w.startswith(AMBIGUOUS)
+        )
+
+    @property
+    def other_warnings(self) -> tuple[str, ...]:
+        """WARNINGS but those of AMBIGUOUS_REASONS: a file's open dates are told once.
+
+        WARNINGS holds every file's warnings, file by file, then the run's own.
+        """
+        listed = set(self.ambiguous)
+        told = sum(len(f.warnings) for f in self.files)
+        return (
+            *(
+                f"{f.source_path}: {w}"
+                for f in self.files
+                for w in f.warnings
+                if f.source_path not in listed or not w.startswith(AMBIGUOUS)
+            ),
+            *self.warnings[told:],
+        )
 
     @property
     def rejected(self) -> tuple[FileReport, ...]:

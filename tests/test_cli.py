@@ -67,6 +67,48 @@ def test_ambiguous_document_is_named(tmp_path: Path, out: Path) -> None:
     assert "ambiguous dates (left empty):\n  amb.txt" in stdout
 
 
+def test_an_ambiguous_document_is_told_once_with_its_reason(tmp_path: Path, out: Path) -> None:
+    """Listed under its heading with why, and not again under the warnings."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "amb.txt").write_text("Rift Bolt\n\n07/06/2013\n\nA ruling.\n", encoding="utf-8")
+    (raw / "bad.txt").write_text("Rift Bolt\n\n31/02/2024\n\nAnother.\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
+    assert code == 0
+    assert stdout.count("amb.txt") == 1
+    assert "  amb.txt: no date tells day-first from month-first; dates left empty" in stdout
+    assert "  warnings        2" in stdout
+    assert stdout.endswith(
+        "warnings:\n  bad.txt: invalid date '31/02/2024': kept as printed, date left empty\n"
+    )
+
+
+def test_a_long_list_of_warnings_is_cut_and_the_dataset_keeps_them_all(
+    tmp_path: Path, out: Path
+) -> None:
+    """A stored run lists LISTED warnings and counts the rest; files.parquet has every one."""
+    from pipeline.cli import LISTED  # noqa: PLC0415
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    count = LISTED + 7
+    for n in range(count):
+        (raw / f"{n:04}.txt").write_text(f"Rift Bolt\n\n31/02/2024\n\nRuling {n}.\n", "utf-8")
+    code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
+    assert code == 0
+    listed = [line for line in stdout.splitlines() if "invalid date" in line]
+    assert len(listed) == LISTED
+    assert listed[0].startswith("  0000.txt:")
+    assert "  ... and 7 more (every file's warnings: files.parquet in the dataset)" in stdout
+    files = store.read_table(out, "files").to_pylist()
+    assert sum(len(row["warnings"]) for row in files) == count
+    # Not stored (--strict, a rejected file), nothing holds them: all are listed.
+    (raw / "blank.txt").write_text("\n", encoding="utf-8")
+    code, stdout, _ = _run("ingest", str(raw), "--out", str(tmp_path / "strict"), "--strict")
+    assert code == 1
+    assert sum("invalid date" in line for line in stdout.splitlines()) == count
+
+
 def test_missing_path_is_a_usage_error(tmp_path: Path, out: Path) -> None:
     """A path that does not exist exits 2 with one Error: line."""
     code, _, stderr = _run("ingest", str(tmp_path / "nope"), "--out", str(out))

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 # Dates after this many days in the future are kept but reported: a clock or typing error.
 _FUTURE_SLACK = dt.timedelta(days=1)
+# How the warning of a document whose dates stay open begins (the run's summary lists those
+# documents on their own, by this).
+AMBIGUOUS = "ambiguous dates: "
 
 
 @dataclass(slots=True)
@@ -131,7 +134,7 @@ def _document_order(
     """Return the document's day/month order and whether it stays ambiguous."""
     order, conflict = infer_order(dates)
     if conflict:
-        warnings.append("ambiguous dates: some are only valid day-first, others month-first")
+        warnings.append(AMBIGUOUS + "some are only valid day-first, others month-first")
         return None, True
     if order is not None:
         if hint is not None and hint is not order:
@@ -140,7 +143,7 @@ def _document_order(
     if not needs_order(dates) or hint is not None:
         return hint, False
     warnings.append(
-        "ambiguous dates: no date tells day-first from month-first; dates left empty "
+        AMBIGUOUS + "no date tells day-first from month-first; dates left empty "
         "(give date_order in the manifest or --date-order)"
     )
     return None, True
