@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import shutil
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 TSP = REALDATA / "mtgjson-2022" / "TSP.json"
 needs_realdata = pytest.mark.skipif(not TSP.is_file(), reason="needs ../shared/realdata")
 V5 = FIXTURES / "dataset-v5"  # three runs written by the version-5 code (fixtures README)
+# The day dataset-v5 was written, its files' as-of date (from their mtime): a replay today
+# must date its files that day too, each write a second later than the last.
+_V5_DAY = itertools.count(1796299200 * 10**9, 10**9)  # 2026-12-03 12:00 UTC
 
 
 _COLUMNS = [
@@ -226,6 +231,9 @@ def _dump(raw: Path, name: str, *, with_001: bool, edit: bool = False) -> None:
     (raw / "manifest.csv").write_text("path,card\ndump0.txt,The Tenth Doctor\n", "utf-8")
     if with_001:
         shutil.copy(RAW / "001_ca7dd0badab20c1e.txt", raw)
+    for path in raw.iterdir():
+        stamp = next(_V5_DAY)
+        os.utime(path, ns=(stamp, stamp))
 
 
 def test_a_version_5_dataset_carries_from_its_old_parts(tmp_path: Path) -> None:
