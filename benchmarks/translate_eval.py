@@ -200,12 +200,12 @@ def _hand() -> int:
     for item in items:
         right = text_hash(item["english"])
         modes = (
-            ("card", index, own[item["card"]]),
-            ("no card", index, set()),
-            ("original absent", absent, own[item["card"]] - originals),
+            ("card", index, own[item["card"]], item["card"]),
+            ("no card", index, set(), None),
+            ("original absent", absent, own[item["card"]] - originals, item["card"]),
         )
-        for mode, pool_index, mine in modes:
-            result = link(item["text"], item["lang"], mine, pool_index, lexicon)
+        for mode, pool_index, mine, card in modes:
+            result = link(item["text"], item["lang"], mine, pool_index, lexicon, card=card)
             outcome = _outcome(result, right, own[item["card"]], pool_index)
             for part in (_part(item["card"]), "all"):
                 for lang in (item["lang"], "all"):

@@ -28,6 +28,8 @@ from pipeline.folding.translate.features import (
     features,
     mark_similarity,
     marks,
+    printed_names,
+    prints_names,
     shape,
     shape_similarity,
     traits,
@@ -773,6 +775,45 @@ def test_a_card_s_other_ruling_does_not_link_when_the_original_is_absent() -> No
     # A newer wording of an absent original is a version of it, not a false link.
     false = [(a, b) for a, b in false if fuzz.ratio(fold(a), fold(b)) < VERSION_SIMILARITY]
     assert not false
+
+
+@pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
+def test_another_card_s_ruling_without_the_name_the_translation_prints_is_no_link() -> None:
+    """A translation printing its card's name ("… copiez Dead …") is not "… copy Boom …".
+
+    With the original absent, the card's name tells apart what the words do not: such
+    translations linked to that ruling worded for another card, and no longer do. The rule
+    only takes links away, and none of another card's ruling that prints the name.
+    """
+    items, index, own = _hand_pool()
+    originals = {text_hash(item["english"]) for item in items}
+    absent = EnglishIndex(
+        {h: index.texts[i] for h, i in index.position.items() if h not in originals}
+    )
+    dropped = []
+    for item in items:
+        mine = own[item["card"]] - originals
+        anonymous = link(item["text"], item["lang"], mine, absent)
+        named = link(item["text"], item["lang"], mine, absent, card=item["card"])
+        assert named.original in {None, anonymous.original}
+        if anonymous.method == "dataset" and named.original is None:
+            dropped.append((item["card"], absent.texts[absent.position[str(anonymous.original)]]))
+        names = printed_names(traits(item["text"], item["lang"]).anchors, item["card"])
+        if named.method == "dataset":
+            assert prints_names(absent.folded(absent.position[str(named.original)]), names)
+    assert any(card == "Dead // Gone" and "Boom" in text for card, text in dropped)
+
+
+def test_the_card_names_a_translation_prints() -> None:
+    """Its Latin anchors that are words of its card's name (three letters or more)."""
+    found = traits("Si vous copiez Dead, la copie est aussi Dead, et non Gone.", "fr").anchors
+    assert printed_names(found, "Dead // Gone") == {"dead", "gone"}
+    assert printed_names(found, None) == frozenset()
+    korean = traits("Thalia의 능력은 모든 주문에 영향을 준다.", "ko").anchors
+    assert printed_names(korean, "Thalia, Guardian of Thraben") == {"thalia"}
+    assert prints_names("Thalia's ability affects each spell.", frozenset({"thalia"}))
+    assert not prints_names("If you copy Boom, the copy is also Boom.", frozenset({"dead"}))
+    assert prints_names("Any text.", frozenset())
 
 
 def test_marks_are_what_a_translator_prints_as_it_is() -> None:

@@ -133,6 +133,27 @@ def names(text: str) -> set[str]:
     return found
 
 
+def printed_names(found: list[str], card: str | None) -> frozenset[str]:
+    """The words of CARD's name (lowered) that a translation prints, FOUND being its anchors.
+
+    A translation that prints its card's English name ("Si vous copiez Dead…", "Thalia의
+    능력은") translates a ruling that prints it: another card's ruling without it is that
+    ruling worded for another card ("… copy Boom, the copy is also Boom").
+    """
+    if not card:
+        return frozenset()
+    name = {word.lower() for word in _WORD.findall(card) if len(word) >= MIN_NAME}
+    return frozenset(a[2:] for a in found if a.startswith(_NAME) and a[2:] in name)
+
+
+def prints_names(english: str, names: frozenset[str]) -> bool:
+    """Whether the English text ENGLISH prints every word of NAMES (printed_names)."""
+    return not names or names <= {word.lower() for word in _WORD.findall(english)}
+
+
+_NAME = ANCHOR + "@"
+
+
 def shape(text: str, lang: str) -> tuple[int, float]:
     """What the form of a text keeps through translation: sentences, and length in English."""
     return _shape(_PAUSE.sub("\u2026", prepare(text)), lang)

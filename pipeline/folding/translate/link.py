@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from pipeline.folding.translate.card import SURE_SCORE, choose, similar_texts, version_weights
-from pipeline.folding.translate.features import marks, shape, shape_similarity, traits
+from pipeline.folding.translate.features import (
+    marks,
+    printed_names,
+    prints_names,
+    shape,
+    shape_similarity,
+    traits,
+)
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 
 if TYPE_CHECKING:
@@ -154,9 +161,10 @@ def _rankings(
     return found
 
 
-# A text to link: its words, language, and the English texts of each card it is on (one
-# decision each; a text of no known card has an empty collection).
-Asked = tuple[str, str, "Sequence[Collection[str]]"]
+# A text to link: its words, language, the English texts of each card it is on (one
+# decision each; a text of no known card has an empty collection), and those cards' names
+# (None for no known card), one for each, or none at all where they are not known.
+Asked = tuple[str, str, "Sequence[Collection[str]]", "Sequence[str | None]"]
 
 
 def link_many(
@@ -213,10 +221,10 @@ def _link_step(
     """
     owns = [
         [[index.position[h] for h in originals if h in index.position] for originals in cards]
-        for _, _, cards in texts
+        for _, _, cards, _ in texts
     ]
     mine = [sorted({i for own in per_card for i in own}) for per_card in owns]
-    known = [n for n, (_, lang, _) in enumerate(texts) if lang in lexicon] if len(index) else []
+    known = [n for n, (_, lang, *_) in enumerate(texts) if lang in lexicon] if len(index) else []
     found: list[list[Link] | None] = [None] * len(texts)
     # Each text's features, taken once: for its query, the card rule and the decisions.
     featured = [traits(*texts[n][:2]) for n in known]
@@ -241,10 +249,12 @@ def _link_step(
         shapes = [featured[row].shape for row in rest]
         rankings = _rankings(queries, rest, asked, shapes, index)
         for row, ranking in zip(rest, rankings, strict=True):
+            _, _, cards, names = texts[known[row]]
+            anchors = featured[row].anchors
             found[known[row]] = [
                 decide(ranking, index, originals, min_score=min_score, min_margin=min_margin,
-                       printed=featured[row].marks)
-                for originals in texts[known[row]][2]
+                       printed=featured[row].marks, names=printed_names(anchors, card))
+                for originals, card in zip(cards, names or [None] * len(cards), strict=True)
             ]  # fmt: skip
     return [
         links if links is not None else [decide(_NOTHING, index, c) for c in texts[n][2]]
@@ -308,6 +318,7 @@ def decide(
     min_margin: float = MIN_MARGIN,
     text: str | None = None,
     printed: Marks | None = None,
+    names: frozenset[str] = frozenset(),
 ) -> Link:
     """The link a ranking supports, with the card's own English texts (CARD_ORIGINALS) in it.
 
@@ -316,7 +327,9 @@ def decide(
     the card holds is preferred as the original. The method says where the original was
     found: among the card's own English rulings ("card") or the whole dataset ("dataset");
     "unsure" when there is no link. TEXT, the translation, lets its marks (features.marks)
-    weigh a card's own winner's lead; PRINTED, when given, are those marks.
+    weigh a card's own winner's lead; PRINTED, when given, are those marks. NAMES are the
+    words of the card's name that the translation prints (features.printed_names): a
+    winner of another card that does not print them all is no link.
     """
     if not ranking.ranked and not ranking.own:
         # No English text shares a term with it: unsure, unless there is no English text.
@@ -365,9 +378,12 @@ def decide(
         rival = _rival(ranked[1:], versions, weight)
     original = _original(best, ranked, alike, card_originals, index)
     score, margin = round(score, 4), round(score - rival, 4)
-    if score < min_score or margin < min_margin:
-        return Link(None, score, margin, "unsure")
     method = "card" if original in card_originals else "dataset"
+    # Another card's ruling that lacks the card's name the translation prints is that
+    # ruling worded for the other card: no link, as under the thresholds.
+    named = method == "card" or prints_names(index.folded(index.position[original]), names)
+    if score < min_score or margin < min_margin or not named:
+        return Link(None, score, margin, "unsure")
     others = tuple(index.hashes[i] for i, _ in ranked if i in alike or i == best)
     return Link(original, score, margin, method, (original, *sorted(set(others) - {original})))
 
@@ -426,14 +442,15 @@ def link(
     *,
     min_score: float = MIN_SCORE,
     min_margin: float = MIN_MARGIN,
+    card: str | None = None,
 ) -> Link:
     """The English text of INDEX that TEXT (in LANG) translates, or no link when unsure.
 
     CARD_ORIGINALS are the hashes of the card's own English rulings (every version); the
-    rest of the index is the fallback (see decide()).
+    rest of the index is the fallback (see decide()). CARD is the card's name, if known.
     """
     lexicon = shipped() if lexicon is None else lexicon
     if lang not in lexicon:
         return Link(None, 0.0, 0.0, "no-lexicon")
-    asked = [(text, lang, [card_originals])]
+    asked: list[Asked] = [(text, lang, [card_originals], [card])]
     return _link_batch(asked, index, lexicon, min_score=min_score, min_margin=min_margin)[0][0]

@@ -79,9 +79,11 @@ def translations_table(
     )
     index = _index(_first_texts(rulings, english), kept) if asked else EnglishIndex({})
     # One ranking per text, whatever card it is on; one decision per card it is on.
-    cards_of: dict[str, tuple[str, str, list[set[str]]]] = {}
+    cards_of: dict[str, tuple[str, str, list[set[str]], list[str | None]]] = {}
     for text_hash, card, lang_code, text in asked:
-        cards_of.setdefault(text_hash, (text, lang_code, []))[2].append(owned.get(card, set()))
+        _, _, card_texts, names = cards_of.setdefault(text_hash, (text, lang_code, [], []))
+        card_texts.append(owned.get(card, set()))
+        names.append(card)
     decided = link_many(list(cards_of.values()), index, lexicon, workers)
     ordered = dict(zip(cards_of, (iter(links) for links in decided), strict=True))
     links = [next(ordered[text_hash]) for text_hash, *_ in asked]
