@@ -50,6 +50,20 @@ def test_kept_terms_round_trip(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / CACHE).iterdir()) == [FILE]
 
 
+def test_a_term_is_one_string_however_many_texts_hold_it(tmp_path: Path) -> None:
+    """Built or loaded, a table holds one object per distinct term (the rest are repeats)."""
+    texts = {f"{n:02d}": f"Exiling a card with suspend isn't casting card {n}." for n in range(20)}
+    table = term_table(texts)
+    kept = KeptTerms(tmp_path)
+    kept.save(table)
+    loaded = kept.load()
+    assert loaded is not None
+    assert _same(loaded, table)
+    for terms in (table.terms, loaded.terms):
+        assert len(terms) > 4 * len(set(terms))
+        assert len({id(term) for term in terms}) == len(set(terms))
+
+
 def _texts_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts whose terms are taken from now on (english_terms' calls), as a list."""
     read: list[str] = []

@@ -509,6 +509,15 @@ def test_shipped_lexicon_covers_every_language() -> None:
     assert sorted(shipped()) == ["de", "es", "fr", "it", "ja", "ko", "pt", "ru", "zh"]
 
 
+def test_a_loaded_lexicon_holds_each_english_feature_and_weight_once() -> None:
+    """The languages' options share their English features and weights, one object each."""
+    options = [o for table in shipped().values() for found in table.values() for o in found]
+    features, weights = [e for e, _ in options], [w for _, w in options]
+    assert len(options) > 10 * len(set(features))
+    assert len({id(e) for e in features}) == len(set(features))
+    assert len({id(w) for w in weights}) == len(set(weights))
+
+
 @pytest.mark.skipif(not (REALDATA / "mtgjson-2022").is_dir(), reason="no ../shared/realdata")
 def test_held_out_card_texts_link_to_their_english_text() -> None:
     """Korean card texts of a held-out set: at least 90% linked, no more than 1% wrong."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.folding.translate.terms import TERMS_VERSION, TermTable
@@ -51,7 +52,10 @@ class KeptTerms:
             offsets -= offsets[0]
             counts: Any = table["counts"].combine_chunks()
             named: Any = table["named"].combine_chunks()
-            values = [str(term) for term in terms.values.to_pylist()]
+            # One string object per distinct term (a term row repeats for every text).
+            encoded: Any = pc.dictionary_encode(terms.values)
+            distinct = [str(term) for term in encoded.dictionary.to_pylist()]
+            values = [distinct[i] for i in encoded.indices.to_numpy().tolist()]
             hashes = [str(text_hash) for text_hash in table["text_hash"].to_pylist()]
             count = counts.values.to_numpy().astype(np.int64)
             flags = named.values.to_numpy(zero_copy_only=False).astype(np.bool_)

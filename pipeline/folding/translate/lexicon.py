@@ -182,10 +182,16 @@ def loads(data: bytes, source: str) -> Lexicon:
     if version != FORMAT_VERSION:
         msg = f"{source}: lexicon format {version}, this pipeline reads {FORMAT_VERSION}"
         raise StoreError(msg)
+    # One object per distinct English feature and weight: the languages' options share them.
+    features: dict[str, str] = {}
+    weights: dict[float, float] = {}
+
+    def option(english: object, weight: object) -> tuple[str, float]:
+        text, value = str(english), float(str(weight))
+        return features.setdefault(text, text), weights.setdefault(value, value)
+
     return {
-        lang: {
-            f: tuple((str(e), float(str(w))) for e, w in options) for f, options in table.items()
-        }
+        lang: {f: tuple(option(e, w) for e, w in options) for f, options in table.items()}
         for lang, table in languages.items()
     }
 

@@ -66,6 +66,9 @@ def term_table(texts: Mapping[str, str], known: TermTable | None = None) -> Term
     """The terms of TEXTS ({hash: text}), taken from KNOWN where it holds the hash."""
     hashes = sorted(texts)
     where = {text_hash: n for n, text_hash in enumerate(known.hashes)} if known else {}
+    # One string object per distinct term, however many texts hold it: the table holds a
+    # term row for every (text, term), most of them repeats.
+    canonical: dict[str, str] = {}
     terms: list[str] = []
     counts: list[int] = []
     named: list[bool] = []
@@ -79,7 +82,7 @@ def term_table(texts: Mapping[str, str], known: TermTable | None = None) -> Term
             named += known.named[start:end].tolist()
         else:
             mine = english_terms(texts[text_hash])
-            terms += mine[0]
+            terms += [canonical.setdefault(term, term) for term in mine[0]]
             counts += mine[1]
             named += mine[2]
         offsets.append(len(terms))
