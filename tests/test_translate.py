@@ -715,6 +715,16 @@ def _hand_pool() -> tuple[list[dict[str, str]], EnglishIndex, dict[str, set[str]
     return items, EnglishIndex(pool), own
 
 
+def _absent_pool() -> tuple[list[dict[str, str]], EnglishIndex, dict[str, set[str]]]:
+    """_hand_pool() without the originals: the pool, and each card's rulings, lack them."""
+    items, index, own = _hand_pool()
+    originals = {text_hash(item["english"]) for item in items}
+    absent = EnglishIndex(
+        {h: index.texts[i] for h, i in index.position.items() if h not in originals}
+    )
+    return items, absent, {card: hashes - originals for card, hashes in own.items()}
+
+
 @pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
 def test_hand_translated_rulings_link_right_or_not_at_all() -> None:
     """Hand translations of real rulings, among their sets' rulings: none links wrong.
@@ -771,14 +781,10 @@ def test_a_card_s_other_ruling_does_not_link_when_the_original_is_absent() -> No
     original gone) differ in form or marks: "search . . . for glory" has a pause that
     "You'll still perform the search" lacks.
     """
-    items, index, own = _hand_pool()
-    originals = {text_hash(item["english"]) for item in items}
-    absent = EnglishIndex(
-        {h: index.texts[i] for h, i in index.position.items() if h not in originals}
-    )
+    items, absent, own = _absent_pool()
     false = []
     for item in items:
-        result = link(item["text"], item["lang"], own[item["card"]] - originals, absent)
+        result = link(item["text"], item["lang"], own[item["card"]], absent)
         if result.method == "card":
             false.append((item["english"], absent.texts[absent.position[str(result.original)]]))
     # A newer wording of an absent original is a version of it, not a false link.
@@ -794,14 +800,10 @@ def test_another_card_s_ruling_without_the_name_the_translation_prints_is_no_lin
     translations linked to that ruling worded for another card, and no longer do. The rule
     only takes links away, and none of another card's ruling that prints the name.
     """
-    items, index, own = _hand_pool()
-    originals = {text_hash(item["english"]) for item in items}
-    absent = EnglishIndex(
-        {h: index.texts[i] for h, i in index.position.items() if h not in originals}
-    )
+    items, absent, own = _absent_pool()
     dropped = []
     for item in items:
-        mine = own[item["card"]] - originals
+        mine = own[item["card"]]
         anonymous = link(item["text"], item["lang"], mine, absent)
         named = link(item["text"], item["lang"], mine, absent, card=item["card"])
         assert named.original in {None, anonymous.original}
