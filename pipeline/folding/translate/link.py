@@ -381,9 +381,7 @@ def decide(
     method = "card" if original in card_originals else "dataset"
     # Another card's ruling that lacks the card's name the translation prints is that
     # ruling worded for the other card: no link, as under the thresholds.
-    named = (
-        method == "card" or not names or prints_names(index.folded(index.position[original]), names)
-    )
+    named = method == "card" or prints_names(index.folded(index.position[original]), names)
     if score < min_score or margin < min_margin or not named:
         return Link(None, score, margin, "unsure")
     others = tuple(index.hashes[i] for i, _ in ranked if i in alike or i == best)
