@@ -15,9 +15,11 @@ from pipeline.columns import kept
 from pipeline.diffing.history import (
     SNAPSHOT,
     is_rule_change,
+    origins_from_files,
     run_history,
     state_from_sightings,
     with_current,
+    with_origins,
 )
 from pipeline.errors import InputError, UsageError
 from pipeline.folding import card_files
@@ -30,7 +32,14 @@ from pipeline.folding.merge import (
     rules_by_number,
     texts_with_symbols,
 )
-from pipeline.folding.names import aliases, english_names, learned, renamed
+from pipeline.folding.names import (
+    aliases,
+    english_names,
+    learned,
+    renamed,
+    shared_names,
+    unresolved,
+)
 from pipeline.folding.repair import repair
 from pipeline.folding.translate import LINK_COLUMNS, has_work, update_translations
 from pipeline.keys import first_rows
@@ -40,7 +49,7 @@ from pipeline.reading import executor, read
 from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
-from pipeline.schema import FILES, RULES_BY_NUMBER, RUNS, SEGMENTED, in_memory
+from pipeline.schema import FILES, IN_FORCE, RULES_BY_NUMBER, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
 from pipeline.storage.carry import Content, by_reference
 from pipeline.storage.segments import groups
@@ -150,7 +159,7 @@ def ingest(
     link_translations: bool = True,
     limits: Limits | None = None,
     isolate: bool = False,
-    record_unchanged: bool = True,
+    record_unchanged: bool = False,
 ) -> IngestReport:
     """Ingest the raw files under PATHS into the dataset in OUT as one run.
 
@@ -166,9 +175,9 @@ def ingest(
     card links them); those linked are ranked on WORKERS processes as well.
     LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
     reads even a single batch in a worker process, within the per-file budgets.
-    A run that reads no file records no run; one that reads no file anew (each unchanged, or
-    rejected) records one unless RECORD_UNCHANGED is False. A run whose every input is
-    rejected stores nothing.
+    A run that reads no file records no run, nor does one that reads no file anew (each
+    unchanged, or rejected again) unless RECORD_UNCHANGED: an empty run would hide the
+    last real changelog. A run whose every input is rejected stores nothing.
     """
     limits = limits or Limits.from_env()
     started = dt.datetime.now(tz=dt.UTC)
@@ -342,6 +351,7 @@ def _stored(
     names = learned(known, found, run)
     english = english_names(names)
     read = renamed(dated(pool.collect(), as_of), english)
+    shared = unresolved(read, shared_names(names))
     named, catalog_warnings = apply_catalog(read, catalog)
     loaded = _Loaded.of(out, named, english)
     own = kept(loaded.rulings, pc.is_in(groups(loaded.rulings), value_set=pc.unique(groups(named))))
@@ -349,6 +359,11 @@ def _stored(
     del named
     # The history needs no languages: it is made while the last texts are still detected.
     history = run_history(loaded.state, _as_stored(new, _UNDETECTED), run) if new.num_rows else None
+    if history is not None:  # the state says where each version's as-of date came from
+        origins = {report.source_path: report.as_of_origin.value for r in results.values()
+                   for report in r.reports if report.as_of_origin is not None}  # fmt: skip
+        changes, state, late = history
+        history = changes, with_origins(state, run, origins), late
     remember(languages.results())
     new = assign_languages(new, known_languages(own))
     forget()  # the detected languages are in `new` now
@@ -356,7 +371,7 @@ def _stored(
     tables, parts, rewritten, late_warnings = _history(
         out, new, merged, loaded, history, run=run, link_workers=link_workers
     )
-    warnings = [*fold_warnings, *catalog_warnings, *late_warnings]
+    warnings = [*shared, *fold_warnings, *catalog_warnings, *late_warnings]
     new_keys = merged.num_rows - loaded.rulings.num_rows
     if names is not known:  # some learned
         tables["names"] = names
@@ -516,12 +531,15 @@ def upgrade(out: Path) -> None:
     one part per run, and the state of the last snapshots is built from the sightings.
     Version 4 kept rulings and state as single files: they become segments. Before
     version 7 a rule's key left out its number: the rules are folded again from their
-    sightings, one row per text and number. The other tables are migrated as read.
+    sightings, one row per text and number. Before version 8 `current` was per (card,
+    source): it is weighed again across each card's sources, the state's as-of origins
+    taken from files.parquet. The other tables are migrated as read.
     """
     split_tables, partitioned = store.unsegmented(out), store.legacy(out)
     version = store.segments_version(out, "rulings")
     unnumbered = version is not None and version < RULES_BY_NUMBER
-    if not split_tables and not partitioned and not unnumbered:
+    unweighed = version is not None and version < IN_FORCE
+    if not split_tables and not partitioned and not unweighed:
         return
     parts: dict[tuple[str, int], pa.Table] = {}
     if partitioned:
@@ -536,11 +554,13 @@ def upgrade(out: Path) -> None:
         state = state_from_sightings(sightings)
     else:
         state = store.read_table(out, "state")
-    rulings = store.read_table(out, "rulings")
+    state = origins_from_files(state, store.read_table(out, "files"))
+    rulings = store.read_table(out, "rulings").drop_columns(["current", "source_current"])
     if unnumbered or split_tables:  # rules keyed by their text alone until version 7
         numbered = Content(("rule_id",), lambda table: pc.is_valid(table["rule_id"]))
         rules = store.read_table(out, "sightings", content=numbered)
-        rulings = with_current(rules_by_number(rulings.drop_columns(["current"]), rules), state)
+        rulings = rules_by_number(rulings, rules)
+    rulings = with_current(rulings, state)  # weighed across each card's sources from version 8
     tables = {name: store.read_table(out, name) for name in store.VERSIONED
               if name not in SEGMENTED}  # fmt: skip
     whole = segments.plan(segments.Layout(), pa.array([], pa.string()))

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -30,6 +30,7 @@ _KEY_FIELDS: list[pa.Field[Any]] = [
 # text under two numbers is two rows (card rulings have none). Null parts compare equal.
 RULING_KEY = ("text_hash", "card", "effective_date", "rule_id")
 RULES_BY_NUMBER = 7  # the first schema version whose rulings' key holds the rule number
+IN_FORCE = 8  # the first whose `current` weighs a card's sources (source_current: each's own)
 
 RULINGS = make_schema(
     [
@@ -44,6 +45,7 @@ RULINGS = make_schema(
         pa.field("last_run", pa.int64(), nullable=False),
         pa.field("sightings", pa.int64(), nullable=False),
         pa.field("current", pa.bool_(), nullable=False),
+        pa.field("source_current", pa.bool_(), nullable=False),
     ]
 )
 
@@ -147,6 +149,7 @@ STATE = make_schema(
         pa.field("source", pa.string(), nullable=False),
         pa.field("run", pa.int64(), nullable=False),
         pa.field("as_of", pa.date32()),
+        pa.field("as_of_origin", pa.string()),  # null: not known (a version before 8)
         pa.field("source_path", pa.string(), nullable=False),
         pa.field("position", pa.int64(), nullable=False),
         pa.field("text_hash", pa.string(), nullable=False),
@@ -313,6 +316,22 @@ def _v6_to_v7(name: str, table: pa.Table) -> pa.Table:
     return table
 
 
+def _v7_to_v8(name: str, table: pa.Table) -> pa.Table:
+    """Version 8: `current` is in force today across a card's sources; the state knows origins.
+
+    A version-7 `current` was per (card, source): it becomes `source_current`, and stays
+    `current` until ingest.upgrade() weighs the card's sources (in one commit before the
+    next run; the API weighs them as it reads until then). Older state rows do not say
+    where their as-of date came from: the upgrade takes it from files.parquet.
+    """
+    if name == "rulings" and "source_current" not in table.column_names:
+        table = table.append_column("source_current", table["current"])
+    if name == "state" and "as_of_origin" not in table.column_names:
+        at = table.schema.get_field_index("as_of") + 1
+        table = table.add_column(at, "as_of_origin", pa.nulls(table.num_rows, pa.string()))
+    return table
+
+
 _RULE_NUMBER = r"^\d{3}(\.\d+[a-z]*)?\.?$"  # 702, 702.62, 702.62a; glossary terms are words
 
 
@@ -332,6 +351,7 @@ MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }
 
 

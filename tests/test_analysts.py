@@ -13,48 +13,11 @@ from conftest import FIXTURES, RAW, REALDATA
 
 import pipeline
 from pipeline import ingest
-from pipeline.publishing.today import stale_keys
-from pipeline.schema import STATE
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 DAY = dt.date(2024, 2, 6)
-
-
-def _state(rows: list[tuple[str | None, str, dt.date | None, str]]) -> pa.Table:
-    """A state table of (card, source, as_of, text_hash) rows, the rest filled in."""
-    return pa.Table.from_pylist(
-        [
-            {"card": card, "source": source, "run": 1, "as_of": as_of, "source_path": source,
-             "position": i, "text_hash": text_hash, "effective_date": None, "rule_id": None,
-             "text": text_hash}
-            for i, (card, source, as_of, text_hash) in enumerate(rows)
-        ],
-        schema=STATE,
-    )  # fmt: skip
-
-
-def test_stale_keys_are_those_only_a_staler_source_carries() -> None:
-    """A text the freshest source also carries is fresh; one only the older source has is not."""
-    old, new = dt.date(2022, 4, 25), DAY
-    state = _state(
-        [
-            ("Rift Bolt", "mtgjson", old, "shared"),
-            ("Rift Bolt", "mtgjson", old, "old-wording"),
-            ("Rift Bolt", "dump", new, "shared"),
-            ("Rift Bolt", "dump", new, "new-wording"),
-            ("Other", "undated", None, "alone"),  # its only source: fresh, dated or not
-            (None, "comprules", new, "a-rule"),
-        ]
-    )
-    assert stale_keys(state) == {("old-wording", "Rift Bolt", None, None)}  # its key, no number
-
-
-def test_an_undated_source_counts_as_the_stalest() -> None:
-    """Beside a dated source, a source without an as-of date is the staler one."""
-    state = _state([("X", "undated", None, "a"), ("X", "dated", dt.date(2001, 1, 1), "b")])
-    assert stale_keys(state) == {("a", "X", None, None)}
 
 
 @pytest.fixture
@@ -66,10 +29,11 @@ def dataset(tmp_path: Path) -> Path:
 
 
 def test_rulings_today_in_pandas_and_duckdb(dataset: Path) -> None:
-    """rulings(today=True) is the current rulings with stale_source; the view agrees."""
+    """rulings(today=True) is what some source carries, with stale_source; the view agrees."""
     ds = pipeline.open_dataset(dataset)
     today = ds.rulings(today=True)
-    assert len(today) == len(ds.rulings())
+    assert len(today) == int(ds.rulings(current_only=False)["source_current"].sum())
+    assert len(today[~today["stale_source"]]) == len(ds.rulings())
     assert today["stale_source"].dtype == pd.ArrowDtype(pa.bool_())
     counts = today.groupby("card")["stale_source"].size().to_dict()
     sql = "SELECT card, count(*) FROM rulings_today WHERE card IS NOT NULL GROUP BY card"
@@ -111,9 +75,9 @@ def test_rift_bolt_today_is_its_freshest_source(tmp_path: Path) -> None:
     today = ds.rulings(today=True, card="Rift Bolt")
     state = ds._version.table("state").to_pandas()  # the truth to compare with
     mine = state[state["card"] == "Rift Bolt"]
-    freshest = mine.groupby("source")["as_of"].max().idxmax()
-    fresh_texts = set(mine.loc[mine["source"] == freshest, "text_hash"])
+    fresh_texts = set(mine.loc[mine["source"] == "rift-bolt.txt", "text_hash"])  # its 2024 dates
     assert set(today.loc[~today["stale_source"], "text_hash"]) == fresh_texts
+    assert set(ds.rulings(card="Rift Bolt")["text_hash"]) == fresh_texts  # the default: in force
     assert today["stale_source"].any()
 
 
@@ -139,8 +103,8 @@ def test_three_runs_today_counts_a_card_once(three_runs: Path) -> None:
     """Rift Bolt: the seed dump's 13 rulings today, the 2022 MTGJSON wordings marked stale."""
     ds = pipeline.open_dataset(three_runs)
     today = ds.rulings(today=True, card="Rift Bolt")
-    assert len(today) == len(ds.rulings(card="Rift Bolt"))
-    assert int((~today["stale_source"]).sum()) == 13  # the seed's rulings
+    assert len(ds.rulings(card="Rift Bolt")) == 13  # the seed's rulings, in force
+    assert int((~today["stale_source"]).sum()) == 13
     assert today["stale_source"].any()
     sql = "SELECT count(*) FROM rulings_today WHERE card = 'Rift Bolt' AND NOT stale_source"
     assert ds.duckdb().sql(sql).fetchall() == [(13,)]

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline import ingest, open_dataset
+from pipeline.folding.catalog import load_catalog
 from pipeline.folding.names import english_names, learned, renamed
 from pipeline.models import LocalName, RawDocument
 from pipeline.publishing.site import build_site
@@ -21,7 +22,9 @@ from pipeline.storage import store
 FIXTURES = Path(__file__).parent / "fixtures"
 RAW = Path(__file__).parent.parent / "raw"
 RIFT_BOLT = FIXTURES / "raw" / "mtgjson-tsp-rift-bolt.json"
-PLC = Path(__file__).parent.parent.parent / "shared" / "realdata" / "mtgjson-2022" / "PLC.json"
+MTGJSON_2022 = Path(__file__).parent.parent.parent / "shared" / "realdata" / "mtgjson-2022"
+PLC = MTGJSON_2022 / "PLC.json"
+TSP = MTGJSON_2022 / "TSP.json"
 GERMAN = "Entladung aus dem Zeitriss"  # Rift Bolt's German name in the real TSP file
 ORACLE = "2b8afa9f-4236-4c02-a8d5-3c145caecfd6"
 
@@ -122,14 +125,19 @@ def test_a_name_two_cards_share_or_an_english_name_names_no_card() -> None:
 
 
 def test_names_are_learned_once_and_kept_sorted() -> None:
-    """A name already known keeps its first run; new ones join in (name, language) order."""
+    """A name already known keeps its first run; new ones join in (name, language, card) order.
+
+    A second card of a known name is kept beside the first: the name stands for both.
+    """
     first = _names(("Zeitriss", "de", "Rift Bolt"))
     found = [LocalName("Éclair de faille", "fr", "Rift Bolt"), LocalName("Zeitriss", "de", "X")]
     both = learned(first, found, run=2)
     assert both.select(["name", "card", "first_run"]).to_pylist() == [
         {"name": "Zeitriss", "card": "Rift Bolt", "first_run": 1},
+        {"name": "Zeitriss", "card": "X", "first_run": 2},
         {"name": "Éclair de faille", "card": "Rift Bolt", "first_run": 2},
     ]
+    assert english_names(both) == {"éclair de faille": "Rift Bolt"}
     assert learned(both, found, run=3) is both  # nothing new: nothing to write
 
 
@@ -157,3 +165,85 @@ def test_the_site_shows_one_card_with_the_sightings_of_both_names(tmp_path: Path
     assert pages == ["rift-bolt.html"]  # no page of the German name
     page = (tmp_path / "site" / "cards" / "rift-bolt.html").read_text("utf-8")
     assert "Die Karte wird mit Zeitmarken ins Exil geschickt." in page
+
+
+@pytest.mark.skipif(not TSP.is_file(), reason="needs ../shared/realdata")
+def test_a_printed_name_of_two_cards_is_stored_as_printed_and_said(tmp_path: Path) -> None:
+    """Italian "Eliminare" is Cancel and Wipe Away in the real TSP file: no card is chosen.
+
+    The dump holds a ruling of neither card's own, so nothing in it decides; the run says
+    so, naming both, and a ruling filed under a name of one card is still resolved.
+    """
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(TSP, raw / "TSP.json")
+    (raw / "eliminare.txt").write_text(
+        "Eliminare\n\n2021-03-19\n\nLa magia viene neutralizzata.\n", "utf-8"
+    )
+    _german_dump(raw)
+    report = ingest([raw], out=tmp_path / "out")
+    said = [w for w in report.warnings if "'Eliminare'" in w]
+    assert len(said) == 1
+    assert "eliminare.txt" in said[0]
+    assert "Cancel, Wipe Away" in said[0]
+    dataset = open_dataset(tmp_path / "out")
+    assert set(dataset.rulings(lang="it")["card"]) == {"Eliminare"}
+    assert set(dataset.rulings(card="Rift Bolt", lang="de")["card_printed"]) == {GERMAN}
+    names = dataset.duckdb().sql("SELECT card FROM names WHERE name = 'Eliminare' AND lang = 'it'")
+    assert sorted(row[0] for row in names.fetchall()) == ["Cancel", "Wipe Away"]
+
+
+def test_a_catalog_name_of_two_cards_names_neither(tmp_path: Path) -> None:
+    """An AtomicCards catalog where "Eliminare" is Cancel and Wipe Away: no card is chosen.
+
+    The real Italian names of the two TSP cards; an English name stays its own card's.
+    """
+    cards = {
+        "Cancel": [{"name": "Cancel", "identifiers": {"scryfallOracleId": "oracle-cancel"},
+                    "foreignData": [{"language": "Italian", "name": "Eliminare"}]}],
+        "Wipe Away": [{"name": "Wipe Away", "identifiers": {"scryfallOracleId": "oracle-wipe"},
+                       "foreignData": [{"language": "Italian", "name": "Eliminare"},
+                                       {"language": "German", "name": "Cancel"}]}],
+    }  # fmt: skip
+    path = tmp_path / "AtomicCards.json"
+    path.write_text(json.dumps({"meta": {"date": "2022-04-25"}, "data": cards}), "utf-8")
+    catalog = load_catalog([path])
+    assert catalog.shared == {"eliminare": {"Cancel", "Wipe Away"}}
+    assert "eliminare" not in catalog.english
+    assert catalog.english["cancel"] == "Cancel"  # its own name, though German for Wipe Away
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "eliminare.txt").write_text("Eliminare\n\n2021-03-19\n\nLa magia.\n", "utf-8")
+    report = ingest([raw], out=tmp_path / "out", catalog=catalog)
+    said = (
+        "eliminare.txt: the name 'Eliminare' stands for 2 cards (Cancel, Wipe Away): stored as "
+        "printed, no card chosen (a manifest `card` or the rulings' oracle ids decide it)"
+    )
+    assert [w for w in report.warnings if "'Eliminare'" in w] == [said]
+    assert set(open_dataset(tmp_path / "out").rulings()["card"]) == {"Eliminare"}
+
+
+def test_a_catalog_name_stays_itself_beside_its_case_twin(tmp_path: Path) -> None:
+    """Catalog cards "STRASSE" and "Straße" fold alike: neither is stored as the other."""
+    cards = {
+        name: [{"name": name, "identifiers": {"scryfallOracleId": f"oracle-{i}"}}]
+        for i, name in enumerate(("Straße", "STRASSE"))
+    }
+    path = tmp_path / "AtomicCards.json"
+    path.write_text(json.dumps({"meta": {"date": "2022-04-25"}, "data": cards}), "utf-8")
+    catalog = load_catalog([path])
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "manifest.csv").write_text("path,card\nupper.txt,STRASSE\nlower.txt,Straße\n", "utf-8")
+    for name in ("upper", "lower"):
+        (raw / f"{name}.txt").write_text(f"{name}\n\n2021-03-19\n\nA ruling of {name}.\n", "utf-8")
+    ingest([raw], out=tmp_path / "out", catalog=catalog)
+    rulings = open_dataset(tmp_path / "out").rulings()
+    assert dict(zip(rulings["text"], rulings["card"], strict=True)) == {
+        "A ruling of upper.": "STRASSE",
+        "A ruling of lower.": "Straße",
+    }
+    assert dict(zip(rulings["card"], rulings["oracle_id"], strict=True)) == {
+        "Straße": "oracle-0",
+        "STRASSE": "oracle-1",
+    }

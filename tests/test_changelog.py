@@ -341,3 +341,21 @@ def test_first_sightings_count_rulings_on_cards_apart_from_rules() -> None:
         {"source": "cr", "kind": "glossary", "count": 1},
     ]
     assert f"{summary} first seen" in render_html(cs)
+
+
+def test_a_removed_ruling_printed_two_ways_is_listed_once() -> None:
+    """Sources drop one ruling (one key) printed with curly and straight quotes: listed once."""
+    removed = {"change": "removed", "card": "Rift Bolt", "old_text_hash": "k", "group": "g",
+               "old_date": dt.date(2021, 6, 18), "match": "contained", "replaced_by": "n",
+               "rule_change": True, "as_of": dt.date(2024, 2, 2)}  # fmt: skip
+    rows = _table(
+        _change(source="mtgjson", old_text="It isn\u2019t exiled.", **removed),
+        _change(source="scryfall", old_text="It isn't exiled.", **removed),
+        _change(source="dump", old_text="It isn't exiled.", **removed),
+        _change(change="added", card="Rift Bolt", new_text_hash="n", new_text="New. It isn't.",
+                new_date=dt.date(2024, 2, 2), group="g", match="contained", source="mtgjson"),
+    )  # fmt: skip
+    [group] = changeset(rows, [2]).groups
+    assert group.replaced == ("It isn't exiled.",)  # the wording two of its three rows print
+    assert group.changes == 3
+    assert render_markdown(changeset(rows, [2])).count("exiled.") == 1

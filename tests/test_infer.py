@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from conftest import FIXTURES, RAW, REALDATA, rows
 
+import pipeline
 from pipeline import ingest
 from pipeline.folding.catalog import Catalog, load_catalog
 from pipeline.folding.infer import NameIndex, infer, name_weight
@@ -285,3 +286,22 @@ def test_scryfall_catalog_gives_faces_keywords_and_types(tmp_path: Path) -> None
     ]
     assert {"suspend", "instant"} <= index.terms
     assert index.ordinary == {"target", "creature"}  # "Exile" opens its sentence
+
+
+def test_rulings_named_by_their_oracle_id_are_not_inferred(tmp_path: Path) -> None:
+    """Scryfall rulings with the oracle cards: each is named by its id, and none is "not inferred".
+
+    The inference used to run before the oracle ids named the cards: it warned "no card
+    inferred" for a bulk file whose every ruling then got its card.
+    """
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(FIXTURES / "raw" / "scryfall" / "rulings-single.json", raw / "rulings.json")
+    report = ingest(
+        [raw],
+        out=tmp_path / "out",
+        catalog=load_catalog([FIXTURES / "catalog" / "scryfall-cards.json"]),
+    )
+    assert not [w for w in report.warnings if "inferred" in w]
+    rulings = pipeline.open_dataset(tmp_path / "out").rulings()
+    assert set(rulings["card"]) == {"Deathrite Shaman"}

@@ -59,15 +59,17 @@ def test_same_ruling_twice_is_one_key_with_two_sightings(tmp_path: Path, out: Pa
     assert len(_table(out, "sightings")) == 26
 
 
-def test_unchanged_reingest_adds_only_the_run_record(raw_copy: Path, out: Path) -> None:
-    """Same bytes again: files are skipped and no data file is rewritten."""
+def test_unchanged_reingest_records_nothing(raw_copy: Path, out: Path) -> None:
+    """Same bytes again: files are skipped, no file is rewritten and no empty run recorded.
+
+    An empty run would hide the last real changelog (`pipeline changelog` shows the last run).
+    """
     ingest([raw_copy], out=out)
     before = data_files(out)
     report = ingest([raw_copy], out=out)
-    assert (report.run, report.count(FileStatus.SKIPPED), report.rulings_read) == (2, 5, 0)
-    after = data_files(out)
-    assert {k for k in after if after[k] != before[k]} == {"runs.parquet"}
-    assert [r["run"] for r in _table(out, "runs")] == [1, 2]
+    assert (report.count(FileStatus.SKIPPED), report.rulings_read, report.stored) == (5, 0, False)
+    assert data_files(out) == before
+    assert [r["run"] for r in _table(out, "runs")] == [1]
 
 
 def test_changed_file_is_read_again(raw_copy: Path, out: Path) -> None:

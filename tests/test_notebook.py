@@ -79,7 +79,7 @@ def test_notebook_on_a_first_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_notebook_on_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With history: amendments, a chart of changes by as-of month with empty months, queries."""
+    """With history: amendments, a chart of changes by the month they took effect, queries."""
     out = tmp_path / "normalized"
     # The dump fetched in October 2023, February 2024, then in May 2024 back as it was.
     _ingest(out, [(SEED_2023, "2023-10-20"), (SEED_2024, "2024-02-10"), (SEED_2023, "2024-05-15")])
@@ -91,8 +91,12 @@ def test_notebook_on_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "source" in tables  # the Polars result
     assert any("image/png" in o.get("data", {}) for o in outputs)
     per_month = next(t for t in tables.split("\n\n") if t.startswith("change "))
-    # Changes sit at the as-of month of the run that showed them (removals of 2023-10 rulings
-    # included), and the months between runs are there with zeros.
+    # Changes sit at the month of the version they brought: the 2024 rulings' 2024-02, the
+    # 2023 wordings that came back in May at their own 2023-10, not at the day a run read
+    # them; the months between are there with zeros, and removals are counted apart.
     months = re.findall(r"^(\d{4}-\d{2}) ", per_month, flags=re.MULTILINE)
-    assert months == ["2024-02", "2024-03", "2024-04", "2024-05"]
-    assert re.search(r"^2024-03(\s+0)+$", per_month, flags=re.MULTILINE)
+    assert months == ["2023-10", "2023-11", "2023-12", "2024-01", "2024-02"]
+    assert re.search(r"^2023-11(\s+0)+$", per_month, flags=re.MULTILINE)
+    assert "2024-05" not in per_month
+    removals = r"Removals \(no date of their own, not in the chart\): [1-9]"
+    assert re.search(removals, _printed(outputs))

@@ -134,7 +134,10 @@ def test_stats_command(scenario: Path) -> None:
     assert figures["by_source"] == {"dump.txt": 37, "rift-bolt.txt": 13}
     table = CliRunner().invoke(cli, ["stats", "--out", str(scenario)]).stdout
     assert "rulings           " in table
-    assert f"{figures['rulings']['total']} ({figures['rulings']['current']} current" in table
+    counts = figures["rulings"]
+    shown = f"{counts['total']} ({counts['current']} in force, {counts['stale_source']} only"
+    assert shown in table
+    assert counts["current"] + counts["stale_source"] + counts["historical"] == counts["total"]
 
 
 def test_help_lists_every_command() -> None:

@@ -115,7 +115,10 @@ def test_a_grown_segment_is_split() -> None:
 
 
 def test_a_version_4_dataset_is_upgraded(tmp_path: Path) -> None:
-    """Version 4's single rulings and state files become segments; no row changes."""
+    """Version 4's single rulings and state files become segments; no row changes.
+
+    But one: the state learns where each as-of date came from, from files.parquet (version 8).
+    """
     out = tmp_path / "out"
     shutil.copytree(V4, out)
     expected = {name: rows(out, name) for name in ("rulings", "state", "sightings", "changes")}
@@ -125,8 +128,15 @@ def test_a_version_4_dataset_is_upgraded(tmp_path: Path) -> None:
     assert store.unsegmented(out) == []
     assert not (out / "rulings.parquet").exists()
     assert store.segment_ids(out, "rulings") == store.segment_ids(out, "state") == [1]
+    origins = {(f["run"], f["source_path"]): f["as_of_origin"] for f in rows(out, "files")}
+    state = rows(out, "state")
+    assert [origins[r["run"], r["source_path"]] for r in state] == [
+        r.pop("as_of_origin") for r in state
+    ]
+    assert state == [{k: v for k, v in r.items() if k != "as_of_origin"} for r in expected["state"]]
     for name, before in expected.items():
-        assert rows(out, name) == before, name
+        if name != "state":
+            assert rows(out, name) == before, name
     # The next run reads the upgraded store as it would have read the single files.
     raw = tmp_path / "raw"
     raw.mkdir()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import shutil
@@ -9,6 +10,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +22,7 @@ from pipeline.publishing.dataset import load_changeset
 from pipeline.publishing.render import render_markdown
 from pipeline.publishing.render_html import render_html
 from pipeline.publishing.site import MANIFEST, build_site
+from pipeline.publishing.site_pages import Earlier, _one_per_ruling
 from pipeline.publishing.slugs import readable, slugs
 
 TSP = REALDATA / "mtgjson-2022" / "TSP.json"
@@ -504,3 +507,19 @@ def test_site_in_headless_chromium(site: Path, tmp_path: Path) -> None:
                 tmp_path / f"{name}.png", Path(os.environ["PIPELINE_SCREENSHOTS"]) / f"{name}.png"
             )
     assert MANIFEST
+
+
+def test_a_gone_ruling_printed_two_ways_is_one_earlier_version() -> None:
+    """One ruling printed with curly and straight quotes, dropped by two sources: one entry."""
+    day = dt.date(2021, 6, 18)
+    gone: dict[str, Any] = {"lang": "en", "date": day, "since": day, "since_run": 1, "until": None,
+            "until_run": 2, "fate": "removed", "now": None, "now_date": None,
+            "text_hash": "k"}  # fmt: skip
+    versions = [
+        Earlier(text="It isn\u2019t exiled.", source="mtgjson", **gone),
+        Earlier(text="It isn't exiled.", source="scryfall", **gone),
+        Earlier(text="It isn't exiled.", source="later", **{**gone, "until_run": 3}),
+    ]
+    merged = sorted(_one_per_ruling(versions), key=lambda e: e.until_run)
+    assert [(e.source, e.until_run) for e in merged] == [("mtgjson; scryfall", 2), ("later", 3)]
+    assert merged[0].text == "It isn't exiled."

@@ -19,12 +19,12 @@ from pipeline.diffing.diff import (
     addition_group_ids,
     compare,
 )
-from pipeline.folding.merge import KEY
+from pipeline.diffing.in_force import in_force
 from pipeline.keys import Groups, codes, first_rows
-from pipeline.schema import CHANGES, ROW_ORDER, STATE, in_memory, kinds_of
+from pipeline.schema import CHANGES, ROW_ORDER, in_memory, kinds_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
 _NULL = "\x00"  # sorts a null card first, as snapshots are compared in that order
 _FIRST_KEYS = ["card", "source", "text_hash", "effective_date", "rule_id"]
@@ -108,7 +108,7 @@ def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.
     several: Any = pc.is_in(snaps, value_set=snap_ids.filter(pc.not_equal(first_day, last_day)))
     single = kept(current, pc.invert(several))
     parts = [_with_as_of(run_changes(state, single, run), single)] if single.num_rows else []
-    latest = [single.select(STATE.names).cast(state.schema)]
+    latest = [as_state(single, state.schema)]
     if pc.any(several).as_py():
         versions, version_days = current.filter(several), day.filter(several)
         before = state.filter(pc.is_in(state_snaps, value_set=pc.unique(snaps.filter(several))))
@@ -343,13 +343,14 @@ def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow i
 
 
 def with_current(rulings: pa.Table, state: pa.Table) -> pa.Table:
-    """Add `current`: the ruling is in the latest snapshot of a (card, source) that read it.
+    """Add `current` (in force today, across the card's sources) and `source_current`.
 
-    STATE holds exactly those latest snapshots (see next_state).
+    `source_current`: the ruling is in the latest snapshot of a (card, source) that read
+    it, which STATE holds (see next_state); `current`: a freshest source of its card
+    carries it (in_force.py).
     """
-    ruling_codes, state_codes = codes([rulings, state.select(KEY)], KEY)
-    flags = pc.is_in(ruling_codes, value_set=pc.unique(state_codes))
-    return rulings.append_column("current", flags)
+    current, source_current = in_force(rulings, state)
+    return rulings.append_column("current", current).append_column("source_current", source_current)
 
 
 def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
@@ -360,7 +361,7 @@ def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
     """
     state_snaps, new_snaps = snapshot_codes([state, new])
     old = kept(state, pc.invert(pc.is_in(state_snaps, value_set=pc.unique(new_snaps))))
-    return _state_order(pa.concat_tables([old, new.select(STATE.names).cast(old.schema)]))
+    return _state_order(pa.concat_tables([old, as_state(new, old.schema)]))
 
 
 def state_from_sightings(sightings: pa.Table) -> pa.Table:
@@ -369,8 +370,45 @@ def state_from_sightings(sightings: pa.Table) -> pa.Table:
     groups = Groups.of(snaps)
     latest = pa.array(groups.reduce(sightings["run"], np.maximum))
     wanted = pc.take(latest, pc.index_in(snaps, value_set=snaps.take(pa.array(groups.firsts))))
-    rows = sightings.filter(pc.equal(sightings["run"], wanted)).select(STATE.names)
-    return _state_order(rows.cast(in_memory("state")))
+    rows = sightings.filter(pc.equal(sightings["run"], wanted))
+    return _state_order(as_state(rows, in_memory("state")))
+
+
+def as_state(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Sightings (or state) ROWS as state rows in SCHEMA.
+
+    Sightings do not hold their file's as-of origin: it comes null, and the run that read
+    them fills it in (with_origins).
+    """
+    columns = [
+        rows[name]
+        if name in rows.column_names
+        else pa.nulls(rows.num_rows, schema.field(name).type)
+        for name in schema.names
+    ]
+    return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
+
+
+def origins_from_files(state: pa.Table, files: pa.Table) -> pa.Table:
+    """STATE with the as-of origin FILES recorded for the file and run of each row.
+
+    For a dataset of a version before 8, whose state did not keep it; a row whose file
+    has no such record keeps a null origin (the weakest evidence, as a modification time).
+    """
+    files = files.filter(pc.is_valid(files["as_of_origin"]))
+    where = ["run", "source_path"]
+    ours, theirs = codes([state.select(where), files.select(where)], where)
+    found = pc.take(files["as_of_origin"].cast(pa.string()), pc.index_in(ours, value_set=theirs))
+    column = pc.coalesce(state["as_of_origin"].cast(pa.string()), found)
+    return replace_column(state, "as_of_origin", column)
+
+
+def with_origins(state: pa.Table, run: int, origins: Mapping[str, str]) -> pa.Table:
+    """STATE with the as-of origin of the rows RUN read, from ORIGINS (by source path)."""
+    mine = pc.equal(state["run"], pa.scalar(run, pa.int64()))
+    found = lookup(state["source_path"].cast(pa.string()), origins, pa.string())
+    column = pc.if_else(mine, found, state["as_of_origin"].cast(pa.string()))
+    return replace_column(state, "as_of_origin", column)
 
 
 def _state_order(state: pa.Table) -> pa.Table:

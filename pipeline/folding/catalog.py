@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import lookup, replace_column, strings
+from pipeline.columns import listed, lookup, replace_column, strings
 from pipeline.folding import card_files
 from pipeline.folding.infer import NameIndex, Verdict, describe, evidence, infer
+from pipeline.folding.names import unresolved
 from pipeline.limits import Limits
 from pipeline.models import CardOrigin, Kind
 from pipeline.text.normalize import card_key, card_name
@@ -30,10 +31,17 @@ class Catalog:
     """Names and ids of the cards in one or more catalog files."""
 
     english: dict[str, str] = field(default_factory=dict)  # card_key(name) -> English name
+    # card_key(localized name) -> the English names it stands for, where two or more:
+    # such a name names no card (it is not in ENGLISH once the catalog is loaded).
+    shared: dict[str, set[str]] = field(default_factory=dict)
     oracle_of: dict[str, str] = field(default_factory=dict)  # English name -> oracle id
     name_of: dict[str, str] = field(default_factory=dict)  # oracle id -> English name
     index: NameIndex = field(default_factory=NameIndex)  # English and face names, for inference
     _texts: set[str] = field(default_factory=set)  # rules texts whose words were counted
+    _own: set[str] = field(default_factory=set)  # the keys of English names
+    # English names as spelt: one that is itself a catalog name is never re-spelt as another
+    # whose key it shares ("STRASSE" and "Straße" fold alike).
+    names: set[str] = field(default_factory=set)
 
     def add(
         self,
@@ -46,9 +54,19 @@ class Catalog:
     ) -> None:
         """Record a card by its English name, with its oracle id, localized and face names."""
         name = card_name(name)  # spelt as every stored name is
-        self.english.setdefault(card_key(name), name)
+        key = card_key(name)
+        self.names.add(name)
+        if key not in self._own:  # an English name is that card's, whatever it translates
+            self._own.add(key)
+            self.english[key] = name
+            self.shared.pop(key, None)
         for local in localized:
-            self.english.setdefault(card_key(local), name)
+            local_key = card_key(local)
+            if local_key in self._own:
+                continue
+            held = self.english.setdefault(local_key, name)
+            if held != name:
+                self.shared.setdefault(local_key, {held}).add(name)
         if oracle_id:
             self.oracle_of.setdefault(name, oracle_id)
             self.name_of.setdefault(oracle_id, name)
@@ -57,6 +75,11 @@ class Catalog:
             short = _short_name(surface, legendary=legendary)
             if short:
                 self.index.add(short, name, alias=True)
+
+    def settle(self) -> None:
+        """Forget the localized names that stand for two or more cards: they name none."""
+        for key in self.shared:
+            self.english.pop(key, None)
 
     def describe(self, terms: Iterable[str], text: str | None) -> None:
         """Note a card's keywords and types, and the ordinary words of its rules text."""
@@ -93,6 +116,7 @@ def load_catalog(paths: Iterable[Path], limits: Limits | None = None) -> Catalog
             )
             catalog.add(entry.name, entry.oracle, entry.localized, entry.faces, legendary=legendary)
             catalog.describe(entry.terms, entry.text)
+    catalog.settle()
     return catalog
 
 
@@ -103,9 +127,13 @@ def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, l
     """
     warnings: list[str] = []
     if catalog is not None and table.num_rows:
+        shared = {key: tuple(sorted(cards)) for key, cards in catalog.shared.items()}
+        table = _by_oracle_where_shared(table, catalog, shared)
+        warnings += unresolved(table, shared)
         table = _inferred(table, catalog, warnings)
         cards = {c for c in table["card"].to_pylist() if c}
-        english = {c: catalog.english[card_key(c)] for c in cards if card_key(c) in catalog.english}
+        english = {c: catalog.english[card_key(c)] for c in cards
+                   if c not in catalog.names and card_key(c) in catalog.english}  # fmt: skip
         table = replace_column(
             table, "card", pc.coalesce(lookup(table["card"], english), table["card"])
         )
@@ -132,13 +160,36 @@ def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, l
     return table, warnings
 
 
+def _by_oracle_where_shared(
+    table: pa.Table, catalog: Catalog, shared: dict[str, tuple[str, ...]]
+) -> pa.Table:
+    """TABLE with a card titled by a name of several cards named by its oracle id, if known."""
+    if not shared:
+        return table
+    cards: Any = table["card"].cast(pa.string())
+    distinct = listed(pc.unique(cards).drop_null())
+    ambiguous = pa.array(sorted(c for c in distinct if card_key(c) in shared), pa.string())
+    by_oracle = lookup(table["oracle_id"], catalog.name_of)
+    decided = pc.and_(pc.is_in(cards, value_set=ambiguous), pc.is_valid(by_oracle))
+    if not pc.any(decided).as_py():
+        return table
+    table = replace_column(table, "card", pc.if_else(decided, by_oracle, cards))
+    origin = pc.if_else(decided, CardOrigin.DATA.value, table["card_origin"])
+    return replace_column(table, "card_origin", origin)
+
+
 def _is_ruling(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow boolean array
     return pc.equal(table["kind"], pa.scalar(Kind.RULING.value))
 
 
 def _inferred(table: pa.Table, catalog: Catalog, warnings: list[str]) -> pa.Table:
-    """Give documents with no card the catalog card their rulings refer to as themselves."""
-    unknown = pc.and_(pc.is_null(table["card"]), _is_ruling(table))
+    """Give documents with no card the catalog card their rulings refer to as themselves.
+
+    A ruling whose oracle id the catalog knows is named by it (apply_catalog), so it is
+    no document of unknown card: nothing is inferred, or warned, for it.
+    """
+    named = pc.is_valid(lookup(table["oracle_id"], catalog.name_of))
+    unknown = pc.and_(pc.and_(pc.is_null(table["card"]), _is_ruling(table)), pc.invert(named))
     if not pc.any(unknown).as_py():
         return table
     texts: dict[str, list[str]] = defaultdict(list)

@@ -18,8 +18,9 @@ from pipeline.text.normalize import SYMBOL_PATTERN
 KEY = list(RULING_KEY)
 # Rulings are ordered by these, ascending; nulls (unknown card, undated) sort last.
 _ORDER, _ = ROW_ORDER["rulings"]
-# The rulings columns merge_rulings() builds; `current` is added from the snapshots.
-MERGED = [name for name in RULINGS.names if name != "current"]
+# The rulings columns merge_rulings() builds; `current` and `source_current` come from the
+# snapshots.
+MERGED = [name for name in RULINGS.names if name not in {"current", "source_current"}]
 _MERGED_SCHEMA = pa.schema([in_memory("rulings").field(name) for name in MERGED])
 _FIRST = ["card_printed", "oracle_id", "text", "lang", "kind"]
 _COUNTERS = ["first_run", "last_run", "sightings"]

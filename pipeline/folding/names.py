@@ -5,7 +5,8 @@ keeps those names (`names.parquet`), so that a ruling filed under a translated t
 as a German Gatherer page of "Dichotomagie", is stored under the English "Dichotomancy",
 and a card stored under a translated name before its English name was known is re-keyed
 by the run that learns it. A translated name that two cards share, or that is itself a
-card's English name, names no card.
+card's English name, names no card: a ruling filed under it stays under the name, and the
+run says so, naming the cards.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import listed, lookup, replace_column
+from pipeline.models import CardOrigin
 from pipeline.schema import NAMES
 from pipeline.text.normalize import card_key, card_name
 
@@ -26,34 +28,37 @@ if TYPE_CHECKING:
 
 
 def learned(stored: pa.Table, found: Iterable[LocalName], run: int) -> pa.Table:
-    """STORED names with those FOUND by RUN that it lacks, by (name, language), sorted."""
-    fresh: dict[tuple[str, str], LocalName] = {}
+    """STORED names with those FOUND by RUN that it lacks, by (name, language, card), sorted.
+
+    Every card a name stands for is kept: "Mobilisierung" is German for Mobilization and
+    for Portal's Mobilize, and such a name names no card (english_names).
+    """
+    fresh: dict[tuple[str, str, str], LocalName] = {}
     for local in found:
-        fresh.setdefault((card_name(local.name), local.lang), local)
+        fresh.setdefault((card_name(local.name), local.lang, card_name(local.card)), local)
     if not fresh:
         return stored
     rows = pa.table(
         {
-            "name": [name for name, _ in fresh],
-            "lang": [lang for _, lang in fresh],
-            "card": [card_name(local.card) for local in fresh.values()],
+            "name": [name for name, _, _ in fresh],
+            "lang": [lang for _, lang, _ in fresh],
+            "card": [card for _, _, card in fresh],
             "oracle_id": [local.oracle_id for local in fresh.values()],
             "first_run": pa.repeat(pa.scalar(run, pa.int64()), len(fresh)),
         },
         schema=NAMES,
     )
-    rows = rows.filter(pc.invert(pc.is_in(_pairs(rows), value_set=_pairs(stored.cast(NAMES)))))
+    rows = rows.filter(pc.invert(pc.is_in(_triples(rows), value_set=_triples(stored.cast(NAMES)))))
     if not rows.num_rows:
         return stored  # itself: nothing to write
     table = pa.concat_tables([stored.cast(NAMES), rows])
-    return table.take(
-        pc.sort_indices(table, sort_keys=[("name", "ascending"), ("lang", "ascending")])
-    )
+    order = ["name", "lang", "card"]
+    return table.take(pc.sort_indices(table, sort_keys=[(name, "ascending") for name in order]))
 
 
-def _pairs(names: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string column
-    """Each row's (name, language) as one string."""
-    return _join(names["name"], names["lang"], "\x00")
+def _triples(names: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string column
+    """Each row's (name, language, card) as one string."""
+    return _join(names["name"], names["lang"], names["card"], "\x00")
 
 
 _join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
@@ -79,6 +84,37 @@ def english_names(names: pa.Table) -> dict[str, str]:
     return dict(zip(listed(chosen["key"]), listed(chosen["card_min"]), strict=True))
 
 
+def shared_names(names: pa.Table) -> dict[str, tuple[str, ...]]:
+    """card_key(translated name) -> the English cards it stands for, where it is two or more."""
+    found: dict[str, set[str]] = {}
+    for name, card in zip(listed(names["name"]), listed(names["card"]), strict=True):
+        found.setdefault(name.casefold(), set()).add(card)
+    own = {card.casefold() for cards in found.values() for card in cards}  # English names
+    return {key: tuple(sorted(cards)) for key, cards in found.items()
+            if len(cards) > 1 and key not in own}  # fmt: skip
+
+
+def unresolved(table: pa.Table, shared: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """A warning per file of TABLE titled by a name of several cards, naming them.
+
+    A card the manifest names is the manifest's choice: no warning for it.
+    """
+    if not shared or not table.num_rows:
+        return []
+    origin: Any = table["card_origin"].cast(pa.string())
+    titled: Any = pc.fill_null(pc.equal(origin, pa.scalar(CardOrigin.TITLE.value)), False)  # noqa: FBT003
+    rows = table.select(["source_path", "card"]).filter(titled)
+    pairs = {(path, card) for path, card in zip(listed(rows["source_path"]),
+                                                  listed(rows["card"]), strict=True)
+             if card_key(card) in shared}  # fmt: skip
+    return [
+        f"{path}: the name {card!r} stands for {len(shared[card_key(card)])} cards "
+        f"({', '.join(shared[card_key(card)])}): stored as printed, no card chosen "
+        "(a manifest `card` or the rulings' oracle ids decide it)"
+        for path, card in sorted(pairs)
+    ]
+
+
 def aliases(cards: Iterable[str], english: Mapping[str, str]) -> dict[str, str]:
     """Of CARDS, those stored under a translated name, each with its English name."""
     return {card: english[card_key(card)] for card in cards if card_key(card) in english}
@@ -98,4 +134,4 @@ def renamed(table: pa.Table, english: Mapping[str, str]) -> pa.Table:
     return replace_column(table, "card", card)
 
 
-__all__ = ["aliases", "english_names", "learned", "renamed"]
+__all__ = ["aliases", "english_names", "learned", "renamed", "shared_names", "unresolved"]

@@ -22,10 +22,11 @@ from pipeline.publishing.dataset import (
     require_dataset,
     translated_names,
 )
-from pipeline.publishing.today import rulings_today
+from pipeline.publishing.today import rulings_today, weighed_rulings
 from pipeline.schema import (
     CARRY_COLUMNS,
     FILE_COLUMNS,
+    IN_FORCE,
     PARTITION_KEY,
     PARTITIONED,
     RULES_BY_NUMBER,
@@ -102,16 +103,16 @@ class Dataset:
         kind: str | None = None,
         today: bool = False,
     ) -> pd.DataFrame:
-        """One row per ruling key; by default only today's rulings (`current`).
+        """One row per ruling key; by default only those in force today (`current`).
 
-        TODAY gives today's rulings of each card across its sources: the current ones with
-        a `stale_source` column, true for a text that only a staler source (by as-of date)
-        than the card's freshest still carries. Keep `~stale_source` to count a card's
-        rulings today once, whatever number of sources read it.
+        A ruling is in force when a freshest source of its card carries it (in its
+        language; see docs/dataset.md, "Today"). TODAY gives every ruling some source
+        still carries, in force or not, with a `stale_source` column: true where only a
+        staler source than the card's freshest carries it ("may be out of date").
         """
-        table = self._today() if today else self._table("rulings")
+        table = self._today() if today else self._rulings()
         conditions = [
-            (current_only, pc.field("current")),
+            (current_only and not today, pc.field("current")),
             (card is not None, pc.field("card") == card),
             (lang is not None, pc.field("lang") == lang),
             (kind is not None, pc.field("kind") == kind),
@@ -121,8 +122,11 @@ class Dataset:
                 table = table.filter(condition)
         return _frame(table)
 
+    def _rulings(self) -> pa.Table:
+        return weighed_rulings(self._version).cast(TABLES["rulings"])
+
     def _today(self) -> pa.Table:
-        return rulings_today(self._table("rulings"), self._version.table("state"))
+        return rulings_today(self._rulings())
 
     def sightings(self, *, card: str | None = None) -> pd.DataFrame:
         """Every ruling read, in every run; of one CARD only if given.
@@ -210,6 +214,8 @@ class Dataset:
         aliases = _aliases(version)
         connection.from_arrow(aliases).create_view("card_aliases")
         renames = bool(aliases.num_rows)
+        weighed = (store.segments_version(self.path, "rulings", base=version.base)
+                   or SCHEMA_VERSION) < IN_FORCE  # fmt: skip
         for name in TABLES:
             columns = ", ".join(f'"{column}"' for column in TABLES[name].names)
             if name in PARTITIONED and not store.legacy(self.path, version.base):
@@ -222,6 +228,9 @@ class Dataset:
                     "hive_partitioning = true, union_by_name = true, "
                     f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run})"
                 )
+            elif name == "rulings" and weighed:  # written before version 8: weighed here
+                connection.from_arrow(self._rulings()).create_view(name)
+                continue
             else:  # one file or a folder of segments, whatever version wrote it: as it is
                 found = store.path_of(version.base, name)
                 if not found.exists():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -276,7 +276,7 @@ def _replacement(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
     removed = [m for m in members if m["change"] == ChangeType.REMOVED.value]
     carriers = [m for m in members if m["change"] == ChangeType.ADDED.value]
     head, carrier = (removed or members)[0], (carriers or [{}])[0]
-    texts = sorted({m["old_text"] for m in removed if m["old_text"]})
+    texts = _wordings(removed)
     return Group(
         group=head["group"],
         change=ChangeType.REMOVED,
@@ -297,6 +297,20 @@ def _replacement(members: list[dict[str, Any]], langs: dict[str, str]) -> Group:
         added=len(carriers),
         as_of=_latest_as_of(members),
     )
+
+
+def _wordings(removed: list[dict[str, Any]]) -> list[str]:
+    """One wording of each removed ruling, by key: a ruling is listed once.
+
+    Curly and straight quotes print one ruling (one key) two ways: the wording shown is the
+    one most of its rows print (the least of those, for a tie).
+    """
+    printed: dict[str, Counter[str]] = defaultdict(Counter)
+    for m in removed:
+        if m["old_text"]:
+            printed[m["old_text_hash"] or m["old_text"]][m["old_text"]] += 1
+    shown = [min(c, key=lambda text: (-c[text], text)) for c in printed.values()]
+    return sorted(shown)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from pipeline.publishing.site_tables import (
     citations,
     current_counts,
     freshness,
+    in_force_keys,
     languages_of,
     late_rows,
     latest_versions,
@@ -48,6 +49,7 @@ from pipeline.publishing.site_tables import (
     text_column,
 )
 from pipeline.publishing.slugs import slugs
+from pipeline.publishing.today import weighed_rulings
 from pipeline.schema import TABLES, in_memory
 from pipeline.storage import store
 
@@ -57,7 +59,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _HISTORY = ["run", "card", "source", "text_hash", "effective_date", "as_of", "text", "rule_id"]
-_RULINGS = ["text_hash", "card", "rule_id", "text", "lang", "kind", "current"]
+_RULINGS = ["text_hash", "card", "effective_date", "rule_id", "text", "lang", "kind", "current"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +118,9 @@ class SiteData:
     threads: dict[str, Thread]  # the rule-change groups of card rulings, by group id
     card_threads: dict[str, tuple[str, ...]]  # each card's rule-change groups
     translations: dict[str, tuple[dict[str, Any], ...]]  # each card's translation rows
-    freshness: dict[str, tuple[tuple[str, dt.date | None], ...]]  # card -> (source, as of)
+    # card -> (source, as of, freshest); its rulings in force as (text hash, date)
+    freshness: dict[str, tuple[tuple[str, dt.date | None, bool], ...]]
+    in_force: dict[str, frozenset[tuple[str, dt.date | None]]]
     cited: dict[str, tuple[str, ...]]  # card -> rule numbers its rulings cite
     texts: dict[str, str]  # the texts of originals, translations and replacements, by hash
     events: pa.Table  # every run's changes but first sightings, plain types
@@ -190,7 +194,7 @@ def load_site(out: Path) -> SiteData:
     """Read the version in force of the dataset in OUT, arranged for a site's pages."""
     require_dataset(out)
     version = store.open_version(out)
-    rulings = version.table("rulings").select(_RULINGS)
+    rulings = weighed_rulings(version).select(_RULINGS)
     parts = list(version.parts("changes"))
     later: list[pa.Table] = [p.filter(pc.invert(p["first_seen"])) for p in parts]
     events = pa.concat_tables([in_memory("changes").empty_table(), *later])
@@ -226,7 +230,8 @@ def load_site(out: Path) -> SiteData:
         threads=threads,
         card_threads=card_threads,
         translations={card: tuple(rows) for card, rows in by_card.items()},
-        freshness=freshness(version.table("state")),
+        freshness=freshness(rulings, version.table("state")),
+        in_force=in_force_keys(rulings),
         cited=citations(rulings),
         texts=texts,
         events=events,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pipeline.diffing.diff import ChangeType
@@ -65,7 +65,7 @@ class Earlier:
     text: str
     lang: str
     date: dt.date | None
-    source: str
+    source: str  # the sources that carried it, "; " between them
     since: dt.date | None
     since_run: int
     until: dt.date | None
@@ -73,6 +73,7 @@ class Earlier:
     fate: str  # amended, removed, replaced, redated, gone
     now: str | None  # an amendment's new text, or the ruling that replaced it
     now_date: dt.date | None
+    text_hash: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +125,8 @@ def card_context(data: SiteData, name: str) -> str:
     threads = [data.threads[g] for g in data.card_threads.get(name, ())]
     linked = sorted({c for t in threads for c, _ in t.cards if c})
     return page_digest((
-        data.slug_of.get(name), data.freshness.get(name), data.translations.get(name),
+        data.slug_of.get(name), data.freshness.get(name), sorted(data.in_force.get(name, ()),
+            key=repr), data.translations.get(name),
         threads, [(c, data.slug_of.get(c)) for c in linked],
         [(r, r in data.rules) for r in data.cited.get(name, ())],
     ))  # fmt: skip
@@ -138,12 +140,10 @@ def card_page(
     langs: dict[tuple[str, str], str],
 ) -> CardPage:
     """The record of card NAME's page, from its HISTORY, its change EVENTS and LANGS."""
-    freshness = data.freshness.get(name, ())
-    known = [d for _, d in freshness if d is not None]
-    newest = max(known) if known else None
-    sources = tuple(Source(s, d, d == newest) for s, d in freshness)
+    sources = tuple(Source(s, d, fresh) for s, d, fresh in data.freshness.get(name, ()))
     sources = tuple(sorted(sources, key=lambda s: s.as_of or _NO_DATE, reverse=True))
     freshest = {s.name for s in sources if s.freshest}
+    in_force = data.in_force.get(name, frozenset())
     linked = {r["text_hash"]: r for r in data.translations.get(name, ())}
     fates = original_fates(events, {r["original_text_hash"] for r in linked.values()} - {None})
     current: dict[str, list[HistoryEntry]] = defaultdict(list)
@@ -156,8 +156,10 @@ def card_page(
             translated.append(_translated(entry, lang, linked[entry.text_hash], data, fates))
         else:
             current[entry.text_hash].append(entry)
-    rulings = [_current(held, langs.get((name, h), "und"), freshest) for h, held in current.items()]
+    rulings = [_current(held, langs.get((name, h), "und"), freshest, in_force)
+               for h, held in current.items()]  # fmt: skip
     rulings.sort(key=lambda c: (not c.fresh, c.date or _NO_DATE, c.text))
+    earlier = _one_per_ruling(earlier)
     earlier.sort(key=lambda e: (e.source, e.text, e.date or _NO_DATE))
     earlier.sort(key=lambda e: (e.until or _NO_DATE, e.until_run), reverse=True)  # newest first
     threads = tuple(data.threads[g] for g in data.card_threads.get(name, ()))
@@ -175,13 +177,23 @@ def card_page(
                     cited, links)  # fmt: skip
 
 
-def _current(held: list[HistoryEntry], lang: str, freshest: set[str]) -> Current:
-    """One ruling today, from its current entries (one per source that carries it)."""
+def _current(
+    held: list[HistoryEntry],
+    lang: str,
+    freshest: set[str],
+    in_force: frozenset[tuple[str, dt.date | None]],
+) -> Current:
+    """One ruling today, from its current entries (one per source that carries it).
+
+    It is fresh when in force (IN_FORCE holds the card's keys that are); the date shown is
+    a freshest source's (FRESHEST), where one carries it.
+    """
     by_source = sorted({(e.source, e.effective_date) for e in held})
     fresh = [e for e in held if e.source in freshest]
     shown = max(fresh or held, key=lambda e: (e.as_of or _NO_DATE, e.effective_date or _NO_DATE))
     first = min(held, key=lambda e: (e.as_of or _NO_DATE, e.appeared))
-    return Current(shown.text, lang, shown.effective_date, tuple(by_source), bool(fresh),
+    now = any((e.text_hash, e.effective_date) in in_force for e in held)
+    return Current(shown.text, lang, shown.effective_date, tuple(by_source), now,
                    first.as_of, first.appeared)  # fmt: skip
 
 
@@ -203,7 +215,24 @@ def _earlier(
             fate, now = "replaced", texts.get(end["replaced_by"])
     return Earlier(entry.text, lang, entry.effective_date, entry.source, entry.as_of,
                    entry.appeared, entry.gone_as_of, entry.disappeared or 0, fate, now,
-                   now_date)  # fmt: skip
+                   now_date, entry.text_hash)  # fmt: skip
+
+
+def _one_per_ruling(earlier: list[Earlier]) -> list[Earlier]:
+    """The gone versions, one per ruling that went the same way in the same run.
+
+    Two sources that print one ruling two ways (curly and straight quotes) and drop it in
+    one run show it once, naming both; the wording shown is the least, so rebuilds agree.
+    """
+    alike: dict[tuple[object, ...], list[Earlier]] = defaultdict(list)
+    for e in earlier:
+        alike[(e.text_hash, e.date, e.fate, e.now, e.now_date, e.until_run)].append(e)
+    merged = []
+    for versions in alike.values():
+        first = min(versions, key=lambda e: (e.since or _NO_DATE, e.since_run, e.text))
+        sources = "; ".join(sorted({e.source for e in versions}))
+        merged.append(replace(first, source=sources, text=min(e.text for e in versions)))
+    return merged
 
 
 def _translated(

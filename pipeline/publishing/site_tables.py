@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import strings
+from pipeline.diffing.in_force import freshest_sources
 from pipeline.publishing.slugs import slugs
 from pipeline.publishing.templating import rule_numbers
-from pipeline.publishing.today import source_dates
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -125,13 +125,39 @@ def rule_files(rules: dict[str, str]) -> dict[str, str]:
     return {**named, **{r: f"rule-{s}" for r, s in others.items()}}
 
 
-def freshness(state: pa.Table) -> dict[str, tuple[tuple[str, dt.date | None], ...]]:
-    """Each card's sources with the as-of date of the latest version of each (the state's)."""
-    found: dict[str, list[tuple[str, dt.date | None]]] = defaultdict(list)
+def freshness(
+    rulings: pa.Table, state: pa.Table
+) -> dict[str, tuple[tuple[str, dt.date | None, bool], ...]]:
+    """Each card's sources: the as-of date of its latest version, and whether it is freshest.
+
+    A freshest source is one whose rulings are in force (diffing/in_force.py: stated dates
+    outrank modification times); RULINGS needs the key, `lang` and `kind`.
+    """
+    freshest = freshest_sources(rulings, state)
+    found: dict[str, list[tuple[str, dt.date | None, bool]]] = defaultdict(list)
     for (card, source), day in source_dates(state).items():
         if card is not None:
-            found[card].append((source, day))
+            found[card].append((source, day, (card, source) in freshest))
     return {card: tuple(sorted(rows)) for card, rows in found.items()}
+
+
+def in_force_keys(rulings: pa.Table) -> dict[str, frozenset[tuple[str, dt.date | None]]]:
+    """Each card's rulings in force today, as (text_hash, effective_date)."""
+    today = rulings.filter(pc.and_(rulings["current"], pc.is_valid(rulings["card"])))
+    found: dict[str, set[tuple[str, dt.date | None]]] = defaultdict(set)
+    for row in plain_rows(today, ["card", "text_hash", "effective_date"]):
+        found[row["card"]].add((row["text_hash"], row["effective_date"]))
+    return {card: frozenset(keys) for card, keys in found.items()}
+
+
+def source_dates(state: pa.Table) -> dict[tuple[Any, str], dt.date | None]:
+    """The as-of date of the latest version of each (card, source) STATE holds (None: undated)."""
+    found: dict[tuple[Any, str], dt.date | None] = {}
+    for row in plain_rows(state, ["card", "source", "as_of"]):
+        card, source, day = row["card"], row["source"], row["as_of"]
+        known = found.get((card, source))
+        found[card, source] = day if known is None else max(known, day or known)
+    return found
 
 
 def citations(rulings: pa.Table) -> dict[str, tuple[str, ...]]:

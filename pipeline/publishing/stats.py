@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 
 from pipeline.columns import strings
 from pipeline.publishing.dataset import require_dataset
+from pipeline.publishing.today import weighed_rulings
 from pipeline.reading.read import shown
 from pipeline.storage import store
 
@@ -18,10 +19,10 @@ if TYPE_CHECKING:
 
 
 def dataset_stats(out: Path) -> dict[str, Any]:
-    """Runs, cards, rulings (current and historical) by language, kind and source."""
+    """Runs, cards, rulings (in force, stale, historical) by language, kind and source."""
     require_dataset(out)
     version = store.open_version(out)
-    rulings = version.table("rulings")
+    rulings = weighed_rulings(version)
     runs = version.table("runs").to_pylist()
     files = version.table("files")
     by_source: Counter[str] = Counter()
@@ -32,6 +33,7 @@ def dataset_stats(out: Path) -> dict[str, Any]:
         by_source.update({source: int(n or 0) for source, n in pairs})
     last = runs[-1] if runs else None
     current = rulings.filter(pc.field("current"))
+    carried = pc.sum(rulings["source_current"]).as_py() or 0
     rejected = files.filter(
         (pc.field("run") == (last["run"] if last else 0)) & (pc.field("status") == "rejected")
     )
@@ -44,8 +46,8 @@ def dataset_stats(out: Path) -> dict[str, Any]:
             "new_keys": last["new_keys"],
         },
         "cards": len({c for c in rulings["card"].to_pylist() if c}),
-        "rulings": {"current": current.num_rows, "historical": rulings.num_rows - current.num_rows,
-                    "total": rulings.num_rows},
+        "rulings": {"current": current.num_rows, "stale_source": carried - current.num_rows,
+                    "historical": rulings.num_rows - carried, "total": rulings.num_rows},
         "sightings": sum(by_source.values()),
         "by_lang": _counts(rulings, current, "lang"),
         "by_kind": _counts(rulings, current, "kind"),
@@ -75,8 +77,8 @@ def render_stats(figures: dict[str, Any]) -> str:
     lines += [
         f"cards             {figures['cards']}",
         (
-            f"rulings           {counts['total']} ({counts['current']} current, "
-            f"{counts['historical']} historical)"
+            f"rulings           {counts['total']} ({counts['current']} in force, "
+            f"{counts['stale_source']} only in a staler source, {counts['historical']} historical)"
         ),
         f"sightings         {figures['sightings']}",
     ]

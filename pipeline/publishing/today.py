@@ -1,70 +1,50 @@
-"""Today's rulings of a card across its sources: its freshest source's, the rest marked.
+"""A card's rulings today, for every reader: in force, or only a staler source's.
 
-`rulings.current` is per (card, source): a card read from a 2021 MTGJSON file and a 2024
-dump has both wordings current. An analyst counting a card's rulings today wants the
-freshest source's (by as-of date), with the texts only a staler source still carries
-marked as such. The API's `rulings(today=True)` and its DuckDB view `rulings_today` both
-read it from here.
+`rulings.current` is in force today, weighed across each card's sources when a run
+commits (pipeline/diffing/in_force.py); `source_current` is each (card, source)'s own
+latest word. The API's `rulings(today=True)` and its DuckDB view `rulings_today` hold every
+ruling some source still carries, with `stale_source` true where only a staler source
+does: what a site shows as "may be out of date".
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import listed
-from pipeline.schema import RULING_KEY
+from pipeline.columns import replace_column
+from pipeline.diffing.history import origins_from_files
+from pipeline.diffing.in_force import in_force
+from pipeline.schema import IN_FORCE
+from pipeline.storage import store
 
-_KEY = RULING_KEY
-_CARD = RULING_KEY.index("card")
-_OLDEST = dt.date.min  # a source without an as-of date counts as the stalest
-
-
-def _rows(table: pa.Table, names: tuple[str, ...]) -> list[tuple[Any, ...]]:
-    """TABLE's columns NAMES as tuples (dictionary-encoded strings decoded, nulls None)."""
-    return list(zip(*(listed(table[name]) for name in names), strict=True))
+if TYPE_CHECKING:
+    from pipeline.storage.store import Version
 
 
-def source_dates(state: pa.Table) -> dict[tuple[Any, str], dt.date | None]:
-    """The as-of date of the latest version of each (card, source) STATE holds (None: undated)."""
-    found: dict[tuple[Any, str], dt.date | None] = {}
-    for card, source, day in _rows(state, ("card", "source", "as_of")):
-        known = found.get((card, source))
-        found[card, source] = day if known is None else max(known, day or known)
-    return found
+def weighed_rulings(version: Version) -> pa.Table:
+    """VERSION's rulings, `current` weighed across sources even if a version before 8 wrote them.
 
-
-def stale_keys(state: pa.Table) -> set[tuple[Any, ...]]:
-    """The current ruling keys that only a staler source of their card still carries.
-
-    A card's freshest sources are those whose latest as-of date is the card's latest; a key
-    carried by any of them is fresh, whatever the staler sources also say.
+    A run upgrades such a dataset before it reads anything; until then its readers weigh
+    the sources as they read, so every reader tells the same "today".
     """
-    as_of = {snap: day or _OLDEST for snap, day in source_dates(state).items()}
-    rows = _rows(state, (*_KEY, "source", "as_of"))
-    latest: dict[Any, dt.date] = defaultdict(lambda: _OLDEST)
-    for (card, _source), day in as_of.items():
-        latest[card] = max(latest[card], day)
-    fresh: set[tuple[Any, ...]] = set()
-    seen: set[tuple[Any, ...]] = set()
-    for *key, source, _day in rows:
-        seen.add(tuple(key))
-        if as_of[key[_CARD], source] == latest[key[_CARD]]:
-            fresh.add(tuple(key))
-    return seen - fresh
+    rulings = version.table("rulings")
+    kept_as = store.segments_version(version.out, "rulings", base=version.base)
+    if kept_as is None or kept_as >= IN_FORCE:
+        return rulings
+    state = origins_from_files(version.table("state"), version.table("files"))
+    current, source_current = in_force(rulings, state)
+    rulings = replace_column(rulings, "source_current", source_current)
+    return replace_column(rulings, "current", current)
 
 
-def rulings_today(rulings: pa.Table, state: pa.Table) -> pa.Table:
-    """The current rulings with `stale_source`: true when only a staler source carries one."""
-    current = rulings.filter(pc.field("current"))
-    stale = stale_keys(state)
-    marks = [key in stale for key in _rows(current, _KEY)]
+def rulings_today(rulings: pa.Table) -> pa.Table:
+    """The rulings some source still carries, with `stale_source`: no freshest source does."""
+    carried = rulings.filter(pc.field("source_current"))
     column = pa.field("stale_source", pa.bool_(), nullable=False)
-    return current.append_column(column, pa.array(marks, pa.bool_()))
+    return carried.append_column(column, pc.invert(carried["current"]))
 
 
-__all__ = ["rulings_today", "source_dates", "stale_keys"]
+__all__ = ["rulings_today", "weighed_rulings"]

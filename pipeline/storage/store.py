@@ -528,12 +528,13 @@ def outdated(out: Path) -> list[str]:
     return stale
 
 
-def segments_version(out: Path, name: str) -> int | None:
+def segments_version(out: Path, name: str, base: Path | None = None) -> int | None:
     """The oldest schema version of table NAME's segments in force (None: no segments).
 
     A run rewrites only the segments it changes, so versions may differ between them.
+    BASE reads those of a pinned version instead.
     """
-    folder = pinned(out)
+    folder = pinned(out) if base is None else base
     paths = [segment_path(folder, name, seg) for seg in segment_ids(folder, name)]
     return min((_version(path, pq.read_schema(path)) for path in paths), default=None)
 

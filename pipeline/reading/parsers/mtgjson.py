@@ -255,7 +255,7 @@ def parse(doc: RawDocument) -> ParsedDocument:
 
     def rulings() -> Iterator[ParsedRuling]:
         position, named = 0, False
-        local: dict[tuple[str, str], LocalName] = {}
+        local: dict[tuple[str, str, str], LocalName] = {}
         for info, group in groups(doc):
             seen: dict[str, set[tuple[str, str | None]]] = {}
             known: SetInfo | None = None
@@ -282,12 +282,14 @@ def parse(doc: RawDocument) -> ParsedDocument:
 
 
 def _naming(
-    group: Iterable[dict[str, Any]], local: dict[tuple[str, str], LocalName]
+    group: Iterable[dict[str, Any]], local: dict[tuple[str, str, str], LocalName]
 ) -> Iterator[dict[str, Any]]:
     """GROUP's cards, each passed on once its translated names are noted in LOCAL.
 
-    A name is noted once per (name, language), from its first card; a card's English name
-    printed as its own translation (a basic land in some languages) is no translation.
+    A name is noted once per (name, language, card), from the card's first printing: a name
+    two cards share ("Eliminare", Italian for Cancel and for Wipe Away) is noted for both. A
+    card's English name printed as its own translation (a basic land in some languages) is
+    no translation.
     """
     for card in group:
         english = card.get("name")
@@ -295,7 +297,9 @@ def _naming(
             name = foreign.get("name") if isinstance(foreign, dict) else None
             lang = LANGUAGES.get(foreign.get("language", "")) if isinstance(foreign, dict) else None
             if isinstance(english, str) and isinstance(name, str) and lang and name != english:
-                local.setdefault((name, lang), LocalName(name, lang, english, oracle_id(card)))
+                local.setdefault(
+                    (name, lang, english), LocalName(name, lang, english, oracle_id(card))
+                )
         yield card
 
 

@@ -1,0 +1,132 @@
+"""What is in force today: of each card's rulings, those its freshest sources carry.
+
+Each (card, source) has its latest snapshot in the state, and each ruling of it is
+`source_current`. Sources disagree (a 2022 MTGJSON file and a 2024 dump of the same card
+carry both suspend wordings), so a card's rulings in force today, `current`, are those that
+a freshest source of the card carries, in each language apart: a German dump says nothing
+of the English rulings, and the English rulings of a newer source do not retire the only
+Korean ones.
+
+Freshness is what a source states, never when a file was copied: a snapshot's evidence is
+the latest of its stated as-of date (the document's own date, the manifest's `fetched_at`,
+a date in its path) and the newest ruling date it carries (a dump holding 2024-02-02
+rulings was saved on or after that day). A file's modification time is the weakest
+evidence: it orders only sources of which none states anything. Equal evidence makes
+both sources freshest.
+
+Rows without a card are compared by their oracle id; numbered rules and glossary entries
+(no card, no oracle id) form one group, so the latest release's rules are in force and an
+older release's are not; any other row without a card (an excerpt of unnumbered rules, a
+ruling of no known card) is its own source's alone: nothing tells what it is weighed against.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.keys import Groups, codes
+from pipeline.models import AsOfOrigin
+
+KEY = ["text_hash", "card", "effective_date", "rule_id"]
+STATED = frozenset({AsOfOrigin.DOCUMENT.value, AsOfOrigin.MANIFEST.value, AsOfOrigin.PATH.value})
+# A stated date outranks every modification time: its score is this much higher.
+_STATED_RANK = 1 << 40
+_NONE = -(1 << 41)  # a snapshot with no date at all: the stalest
+_SNAPSHOT = "\x00"  # prefixes the groups of rows without a card (no card name holds it)
+_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
+
+
+def evidence(state: pa.Table) -> np.ndarray:
+    """The freshness score of each STATE row's snapshot: higher is fresher.
+
+    A snapshot with a stated date or a dated ruling scores the latest of those (plus a
+    rank above every modification time); one with a modification time alone, that day.
+    """
+    [snaps] = codes([_snapshots(state)], ["snap", "source"])
+    groups = Groups.of(snaps)
+    days: Any = state["as_of"].cast(pa.date32()).cast(pa.int32())
+    origin = state["as_of_origin"].cast(pa.string())
+    said: Any = pc.is_in(origin, value_set=pa.array(sorted(STATED)))
+    said = pc.fill_null(said, False)  # noqa: FBT003
+    stated_day: Any = pc.if_else(said, days, pa.scalar(None, pa.int32()))
+    ruled: Any = state["effective_date"].cast(pa.date32()).cast(pa.int32())
+    stated = pc.max_element_wise(stated_day, ruled)  # nulls skipped
+    stated_max = groups.reduce(_filled(stated), np.maximum)
+    weak_max = groups.reduce(_filled(days), np.maximum)
+    score = np.where(stated_max > _NONE, stated_max + _STATED_RANK, weak_max)
+    per_row = np.empty(state.num_rows, dtype=np.int64)
+    sizes = np.diff(np.append(groups.starts, state.num_rows))
+    per_row[groups.order] = np.repeat(score, sizes)
+    return per_row
+
+
+def in_force(rulings: pa.Table, state: pa.Table) -> tuple[Any, Any]:
+    """Per RULINGS row: (`current`, `source_current`), both boolean arrays.
+
+    `source_current`: the ruling is in the latest snapshot of a (card, source), as STATE
+    holds them; `current`: a freshest source of its card carries it, in its language.
+    RULINGS needs the key and `lang`; STATE the key, `oracle_id`, `source`, `as_of` and
+    `as_of_origin`.
+    """
+    ruling_keys, state_keys, fresh = _fresh_rows(rulings, state)
+    source_current = pc.is_in(ruling_keys, value_set=pc.unique(state_keys))
+    fresh_keys = pc.unique(_combined(state_keys).filter(fresh))
+    return pc.is_in(ruling_keys, value_set=fresh_keys), source_current
+
+
+def freshest_sources(rulings: pa.Table, state: pa.Table) -> set[tuple[str | None, str | None]]:
+    """The (card, source) pairs of STATE that are a freshest source of their card."""
+    _, _, fresh = _fresh_rows(rulings, state)
+    chosen = state.select(["card", "source"]).filter(fresh)
+    cards, sources = (chosen[name].cast(pa.string()).to_pylist() for name in ("card", "source"))
+    return set(zip(cards, sources, strict=True))
+
+
+def _fresh_rows(rulings: pa.Table, state: pa.Table) -> tuple[Any, Any, Any]:
+    """The rulings' key codes, the state's, and which state rows a freshest source holds."""
+    ruling_keys, state_keys = codes([rulings.select(KEY), state.select(KEY)], KEY)
+    if not state.num_rows:
+        return ruling_keys, state_keys, pa.array([], pa.bool_())
+    where = pc.index_in(state_keys, value_set=ruling_keys)
+    langs: Any = pc.take(rulings["lang"].cast(pa.string()), where)
+    langs = pc.fill_null(langs, "und")
+    groups = pa.Table.from_arrays([_groups(state), langs], names=["group", "lang"])
+    [group_codes] = codes([groups], ["group", "lang"])
+    score = evidence(state)
+    grouped = Groups.of(group_codes)
+    best = np.empty(state.num_rows, dtype=np.int64)
+    sizes = np.diff(np.append(grouped.starts, state.num_rows))
+    best[grouped.order] = np.repeat(grouped.reduce(score, np.maximum), sizes)
+    return ruling_keys, state_keys, pa.array(score == best)
+
+
+def _combined(column: Any) -> Any:  # noqa: ANN401 - Arrow in and out
+    """COLUMN as one array."""
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _filled(days: Any) -> np.ndarray:  # noqa: ANN401 - an Arrow int32 column with nulls
+    """DAYS as int64, a null as the stalest score."""
+    return np.asarray(pc.fill_null(days.cast(pa.int64()), _NONE).to_numpy(zero_copy_only=False))
+
+
+def _snapshots(state: pa.Table) -> pa.Table:
+    """Each row's snapshot: its card, else its oracle id, else nothing (null), with its source."""
+    oracle = _join(pa.scalar(_SNAPSHOT + "oracle "), state["oracle_id"].cast(pa.string()), "")
+    snap = pc.coalesce(state["card"].cast(pa.string()), oracle)
+    return pa.Table.from_arrays([snap, state["source"].cast(pa.string())], names=["snap", "source"])
+
+
+def _groups(state: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string column
+    """The group each STATE row's freshness is weighed in (its card; see the module)."""
+    snaps = _snapshots(state)
+    numbered = pc.is_valid(state["rule_id"])
+    own = _join(pa.scalar(_SNAPSHOT + "source "), snaps["source"], "")
+    return pc.coalesce(snaps["snap"], pc.if_else(numbered, pa.scalar(_SNAPSHOT + "rules"), own))
+
+
+__all__ = ["STATED", "evidence", "freshest_sources", "in_force"]
