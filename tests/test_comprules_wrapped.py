@@ -124,6 +124,42 @@ def test_a_number_inside_a_sentence_continues_the_rule(before: str, number: str)
     assert _rule(parsed, "502.35a") == f"Modular goes on over {before} {number} and ends here."
 
 
+def test_a_heading_s_sentence_cut_before_a_number_is_no_rule() -> None:
+    """A heading's sentence cut before a number: the number goes on with it, no rule.
+
+    2004 prints "215. This section is now empty. See rule 205.4c and rule 420.5e about
+    legendary permanents." under its heading; cut at 60 columns, 420.5e opens a line.
+    """
+    text = (
+        "Magic: The Gathering Comprehensive Rules\n\nThese rules are current as of October 1,"
+        " 2004.\n\n214.1. A permanent is a card or token in play.\n\n215. This section is now"
+        " empty. See rule 205.4c and rule\n420.5e about legendary permanents.\n\n216. Tokens\n\n"
+        "216.1. Some effects put token creatures into play.\n"
+    )
+    parsed = _read("cr.txt", text)
+    assert [r.rule_id for r in parsed.rulings] == ["214.1", "216.1"]
+    assert _rule(parsed, "214.1") == "A permanent is a card or token in play."
+
+
+@needs_realdata
+@pytest.mark.parametrize("width", [80, 100])
+@pytest.mark.parametrize("release", ["2004-10-01", "2008-10-01"])
+def test_a_whole_real_release_hard_wrapped_reads_the_same(release: str, width: int) -> None:
+    """Every rule and term of a real release cut at WIDTH has its words (spaces aside).
+
+    textwrap drops the second of two spaces where it cuts ("one  --" in 2008).
+    """
+    path = REALDATA / "comprules-2004-2008" / f"{release}.txt"
+    text = to_document(path.name, path.read_bytes(), SourceHints()).text
+
+    def words(parsed: ParsedDocument) -> list[tuple[Kind, str | None, str]]:
+        return [(kind, rule_id, " ".join(t.split())) for kind, rule_id, t in _rows(parsed)]
+
+    wrapped = _read("cr.txt", hard_wrap(text, width))
+    assert words(wrapped) == words(_read("cr.txt", text))
+    assert not wrapped.warnings
+
+
 def test_a_rule_title_then_its_first_rule_are_two_rules() -> None:
     """A title with no full stop and the next rule in order under it: two rules, not one."""
     text = (

@@ -32,9 +32,9 @@ _CONTINUATION = re.compile(r"^(Example|Note):")
 _SECTION = re.compile(r"^\d{1,3}\.\s+[A-Z]")  # "502. Keyword Abilities", "5. Additional Rules"
 _ENDS_SENTENCE = re.compile(r"[.!?:][\"'\u201d\u2019)\]]*$")
 # A number after these is a cross-reference: "See rule" / "103.4.", "rules 409.1b and" / "409.1f".
+# Lower case: a heading ("5. Additional Rules") is no sentence going on.
 _LEADS_TO_NUMBER = re.compile(
-    r"(?:\b(?:rules?|see|and|or|to|through|in|of|under|also|from|by|sections?)|[,(\-\u2013\u2014/])$",
-    re.IGNORECASE,
+    r"(?:\b(?:rules?|see|and|or|to|through|in|of|under|also|from|by|sections?)|[,(\-\u2013\u2014/])$"
 )
 # A release's rules look cut when, of at least _JUDGED rules of _LONG_WORDS words or more,
 # over _OPEN_SHARE end mid-sentence, or when _WHOLE rules or more average under _SHORT_MEAN
@@ -89,10 +89,12 @@ def _rules(lines: list[str]) -> tuple[list[tuple[str, list[str]]], int | None]:
 
     A rule goes on over "Example:" lines, over indented lines under it, and over the lines
     right under it (no blank line between), whatever their indentation: the 2003-2004
-    releases cut every line near 100 columns. A line right under a rule that opens with a
-    number goes on with the rule when it continues the sentence the line above left open
-    (_continues); a blank line then a line that is no rule's, a section heading ("502.
-    Keyword Abilities") or the glossary end it.
+    releases cut every line near 100 columns. A line right under another that opens with a
+    number goes on with that line when it continues the sentence the line above left open
+    (_continues): with its rule, or with a heading's sentence, which is no rule ("215. This
+    section is now empty. See rule 205.4c and rule" / "420.5e about legendary permanents.").
+    A blank line then a line that is no rule's, a section heading ("502. Keyword
+    Abilities") or the glossary end a rule.
     """
     rules: list[tuple[str, list[str]]] = []
     open_rule = False
@@ -104,9 +106,11 @@ def _rules(lines: list[str]) -> tuple[list[tuple[str, list[str]]], int | None]:
         if not stripped:
             above = ""
             continue
-        under = open_rule and bool(above)  # right under a line of the open rule
         match = _RULE.match(stripped)
-        if match is not None and not (under and _continues(above, match["id"], rules[-1][0])):
+        # Right under a line (a rule's, or a heading's sentence) a number may go on with it.
+        if match is not None and not (
+            above and rules and _continues(above, match["id"], rules[-1][0])
+        ):
             rules.append((match["id"], [match["text"]]))
             open_rule = True
         elif rules and _goes_on(line, above, open_rule=open_rule):
