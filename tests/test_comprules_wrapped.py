@@ -12,9 +12,10 @@ import statistics
 from typing import TYPE_CHECKING
 
 import pytest
-from conftest import FIXTURES, REALDATA
+from conftest import FIXTURES, REALDATA, rows
 from layouts import hard_wrap
 
+from pipeline import ingest
 from pipeline.models import Kind, RawDocument, SourceHints
 from pipeline.reading.parsers import comprules, parse
 from pipeline.reading.read import to_document
@@ -80,6 +81,23 @@ def test_the_wrapped_fixture_reads_as_the_whole_one() -> None:
     # The fixture does hold a cross-reference that opens a line, right after "rules".
     assert "in rules\r\n409.1b and 409.1f-h." in _text(WRAPPED)
     assert "409.1b" not in {r.rule_id for r in rules}
+
+
+def test_a_wrapped_release_then_the_same_rules_unwrapped_change_nothing(tmp_path: Path) -> None:
+    """The wrapped fixture dated February 1, 2004, then the whole one: no rule changed.
+
+    Read first line only, every rule of the wrapped one came out amended (947 false
+    amendments over the three wrapped releases) and the glossary's Modular "renumbered".
+    """
+    raw, out = tmp_path / "raw", tmp_path / "out"
+    raw.mkdir()
+    wrapped = _text(WRAPPED).replace("October 1, 2004", "February 1, 2004", 1)
+    (raw / "cr.txt").write_bytes(wrapped.encode("utf-8"))
+    ingest([raw], out=out)
+    (raw / "cr.txt").write_bytes(WHOLE.read_bytes())
+    report = ingest([raw], out=out)
+    assert [f.rules for f in report.files] == [179]
+    assert [r for r in rows(out, "changes") if r["run"] == 2] == []
 
 
 @pytest.mark.parametrize("blank_lines", [True, False], ids=["blank-lines", "no-blank-lines"])
