@@ -160,7 +160,7 @@ def _order(rule_id: str) -> tuple[int, int, str]:
 def _cut_warnings(effective: str | None, texts: list[str]) -> list[str]:
     """A warning naming the release when its rules look cut (see docs/sources.md).
 
-    Read whole, a release's rules of eight words or more end a sentence (all but 2 to 4
+    Read whole, a release's rules of eight words or more end a sentence (all but 0 to 4
     of some 650 to 2,660 in the releases of ../shared/realdata) and average 250 to 275
     characters; cut to their first lines, most end mid-sentence and average under 100.
     """
