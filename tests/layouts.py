@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 
 def ruling(comment: str, extra: str = "") -> str:
     """A Scryfall ruling object; EXTRA is appended inside it (`, "key": value`)."""
@@ -40,3 +42,27 @@ def gatherer(cells: str, wrap: int = 0) -> bytes:
         + "</div>\n" * wrap
         + "</body></html>"
     ).encode()
+
+
+def hard_wrap(text: str, width: int) -> str:
+    """TEXT as the 2003-2004 Comprehensive Rules print it: every line cut at WIDTH columns.
+
+    A line's words go on over the next lines, unindented (an indented line keeps its
+    indentation on its first line only); blank lines and line ends (CRLF) stay as they are.
+    Words are never broken, not even at hyphens, so joining the lines with spaces gives
+    the text back.
+    """
+    out: list[str] = []
+    for line in text.split("\n"):
+        end = "\r" if line.endswith("\r") else ""
+        body = line.removesuffix("\r")
+        words = body.lstrip()
+        if len(body) <= width or not words:
+            out.append(line)
+            continue
+        indent = body[: len(body) - len(words)]
+        parts = textwrap.wrap(
+            words, width, initial_indent=indent, break_long_words=False, break_on_hyphens=False
+        )
+        out += [part + end for part in parts]
+    return "\n".join(out)

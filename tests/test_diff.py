@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pipeline.diffing.diff import (
     AMEND_THRESHOLD,
+    Change,
     ChangeType,
     Version,
     _Forms,
@@ -22,6 +23,7 @@ from pipeline.diffing.diff import (
     apply,
     compare,
     group_id,
+    pairable,
     similarity,
 )
 from pipeline.diffing.history import _differing
@@ -217,7 +219,7 @@ PLACED = st.lists(
         lambda text, date, rule: Version(text_hash(text), date, text, rule),
         EQUIVALENT_TEXTS,
         DATES,
-        st.sampled_from([None, "702.62a", "702.62b"]),
+        st.sampled_from([None, "702.62a", "702.62b", "Suspend"]),  # a glossary term too
     ),
     max_size=8,
 )
@@ -238,7 +240,8 @@ def test_exact_pairing_by_look_ups_is_pairing_every_pair(
 
     def score(a: Version, b: Version) -> float:
         place = (a.effective_date, a.rule_id) == (b.effective_date, b.rule_id)
-        return 100.0 if (place or not same_place) and one_ruling(a.text, b.text) else 0.0
+        together = (place or not same_place) and pairable(a, b)
+        return 100.0 if together and one_ruling(a.text, b.text) else 0.0
 
     assert _Forms().pair(gone, came, same_place=same_place) == _pair(gone, came, score, 100.0)
 
@@ -326,3 +329,63 @@ def test_snapshots_left_uncompared_are_those_read_again_as_they_were(
     changed = {snap for snap, (old, new) in pairs.items()
                if compare(old, new, card="C", source="s")}  # fmt: skip
     assert changed <= named
+
+
+MODULAR = (
+    'Modular represents both a static ability and a triggered ability. "Modular X" means "This'
+    ' permanent comes into play with X +1/+1 counters on it" and "When this permanent is put'
+    " into a graveyard from play, you may put a +1/+1 counter on target artifact creature for"
+    ' each +1/+1 counter on this permanent."'
+)
+MODULAR_CUT = (
+    'Modular represents both a static ability and a triggered ability. "Modular X" means "This'
+)
+MODULAR_TERM = f'{MODULAR} See rule 502.35, "Modular."'
+TEAMMATE = (
+    "In a multiplayer game between teams, a player's teammates are the other players on"
+    " his or her team."
+)
+
+
+def _rule(text: str, rule_id: str, date: dt.date = D1) -> Version:
+    return Version(text_hash(text), date, text, rule_id)
+
+
+def _kinds(changes: list[Change]) -> list[tuple[ChangeType, str | None, str | None]]:
+    return sorted(
+        (
+            (c.change, c.old.rule_id if c.old else None, c.new.rule_id if c.new else None)
+            for c in changes
+        ),
+        key=repr,
+    )
+
+
+def test_a_glossary_entry_is_never_paired_with_a_rule() -> None:
+    """2004: rule 502.35a read whole at last, and the glossary's Modular with its words.
+
+    The old glossary entry and the new rule hold one text: it is no renumbering of the term
+    to 502.35a (and 502.35a no removal); each is amended in its own place.
+    """
+    before = [_rule(MODULAR_CUT, "502.35a"), _rule(MODULAR, "Modular")]
+    after = [_rule(MODULAR, "502.35a", D2), _rule(MODULAR_TERM, "Modular", D2)]
+    changes = compare(before, after, card=None, source="cr")
+    assert _kinds(changes) == [
+        (ChangeType.AMENDED, "502.35a", "502.35a"),
+        (ChangeType.AMENDED, "Modular", "Modular"),
+    ]
+
+
+@pytest.mark.parametrize("similar", [False, True], ids=["same-text", "similar-text"])
+@pytest.mark.parametrize("term_first", [True, False], ids=["term-to-rule", "rule-to-term"])
+def test_a_term_and_a_rule_of_like_texts_are_a_removal_and_an_addition(
+    *, similar: bool, term_first: bool
+) -> None:
+    """2009: the entry Teammate leaves the glossary as a rule with its words comes: two changes."""
+    text = TEAMMATE.replace("his or her", "their") if similar else TEAMMATE
+    term, rule = _rule(TEAMMATE, "Teammate"), _rule(text, "810.2", D2)
+    before, after = ([term], [rule]) if term_first else ([rule], [term])
+    gone, came = before[0].rule_id, after[0].rule_id
+    assert _kinds(compare(before, after, card=None, source="cr")) == sorted(
+        [(ChangeType.ADDED, None, came), (ChangeType.REMOVED, gone, None)], key=repr
+    )

@@ -226,10 +226,10 @@ def test_comprehensive_rules_releases(tmp_path: Path) -> None:
     (raw / "manifest.csv").write_text("path,source\n" + sources, encoding="utf-8")
     report = ingest([raw], out=tmp_path / "out")
     assert {f.source_path: (f.encoding, f.rules) for f in report.files} == {
-        "2022-10-07.txt": ("cp1252", 2759),
-        "2022-11-18.txt": ("utf-16-be", 2790),
-        "2023-11-17.txt": ("utf-8", 2898),
-        "2024-02-06.txt": ("utf-8", 2936),
+        "2022-10-07.txt": ("cp1252", 2760),
+        "2022-11-18.txt": ("utf-16-be", 2791),
+        "2023-11-17.txt": ("utf-8", 2899),
+        "2024-02-06.txt": ("utf-8", 2937),
     }
     rows = [r for r in _rows(tmp_path / "out") if r["rule_id"] == "100.1"]
     assert {str(r["effective_date"]) for r in rows} == {"2022-10-07"}

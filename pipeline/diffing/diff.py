@@ -49,6 +49,8 @@ REPLACE_LENGTH_RATIO = 0.35  # a one-line ruling "inside" a long one is mostly a
 # median, 35-40 at the 90th percentile.
 REPLACE_WORDS = 45.0
 _BLOCK = 256  # removed texts scored against the added ones at a time (a float64 row each)
+# A rule's number ("702.62a"); any other rule_id is a glossary entry's term ("Modular").
+_RULE_NUMBER = re.compile(r"\d+(?:\.\d+[a-z]*)?")
 
 
 class ChangeType(StrEnum):
@@ -170,7 +172,8 @@ def compare(
     Same text and date: unchanged. Same text, other date: re-dated; other rule number:
     renumbered. Rules that kept their number but not their words are amended. The remaining
     removed and added rulings are paired, most similar first, as amendments when they reach
-    AMEND_THRESHOLD; then, among card rulings, a removed ruling that reads inside an added
+    AMEND_THRESHOLD (a glossary entry is never paired with a rule, in any pass: pairable());
+    then, among card rulings, a removed ruling that reads inside an added
     one is replaced by it when that one carries two or more (a merge); a ruling cut down to
     some of its sentences, or grown by some, is amended; the rest pair, best first, as
     rewordings at WORDS_THRESHOLD; a removed ruling left that reads inside an added
@@ -334,7 +337,7 @@ class _Forms:
             )
             for i, j in zip(*np.nonzero(matrix), strict=True):
                 score = round(float(matrix[i, j]), 1)
-                if score >= threshold:
+                if score >= threshold and pairable(gone[start + int(i)], came[int(j)]):
                     found.append((score, start + int(i), int(j)))
         return found
 
@@ -377,13 +380,27 @@ class _Forms:
                 *(j for j in by_skeleton.get((place, skeleton), ())
                   if not (symbols and self._of(came[j].text)[2])),
             ]  # fmt: skip
-            first = min((j for j in candidates if j not in used), default=None)
+            first = min(
+                (j for j in candidates if j not in used and pairable(a, came[j])), default=None
+            )
             if first is None:
                 left_old.append(a)
                 continue
             used.add(first)
             pairs.append((a, came[first], 100.0))
         return pairs, left_old, [b for j, b in enumerate(came) if j not in used]
+
+
+def pairable(a: Version, b: Version) -> bool:
+    """Whether A and B may be one ruling's versions: never a glossary entry and a rule.
+
+    A release may hold one text as a term and as a rule (2004's glossary "Modular" and rule
+    502.35a; 2009's "Teammate"), and a term leaving the glossary as a rule comes is no
+    renumbering. Rows with no rule_id (card rulings) pair with either, as before.
+    """
+    if a.rule_id is None or b.rule_id is None:
+        return True
+    return bool(_RULE_NUMBER.fullmatch(a.rule_id)) == bool(_RULE_NUMBER.fullmatch(b.rule_id))
 
 
 def _pair_by_number(

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from pipeline.columns import strings
 from pipeline.diffing.diff import ChangeType, Match
 from pipeline.diffing.history import is_rule_change
+from pipeline.publishing.titles import title_at
 
 # A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
 # are linked: the 2024 suspend rulings (2024-02-02) and rule 702.62a (effective 2024-02-02).
@@ -144,7 +145,8 @@ def changeset(
 ) -> Changeset:
     """Gather the changes of RUNS into groups: the same change on many cards is one group.
 
-    RULE_TITLES maps rule numbers such as 702.62 to their titles ("Suspend"): with them,
+    RULE_TITLES maps rule numbers such as 702.62 to their titles ("Suspend"; a RuleTitles
+    gives each rule change its section's title in the release that made it): with them,
     each ruling change names the rule changes (of any run) that explain it; RULE_ROWS,
     when given, are those rule changes (see is_rule_change), else CHANGES holds them. LANGS
     maps text hashes to languages, for the groups' `lang`; KINDS the text hashes of
@@ -330,8 +332,9 @@ def _rule_changes(changes: pa.Table, titles: dict[str, str]) -> list[_RuleChange
     for row in changes.filter(is_rule_change(changes)).to_pylist():
         rule_id = row["new_rule_id"] or row["old_rule_id"]
         parent = re.match(r"\d{3}\.\d+", rule_id)
-        title = titles.get(parent.group()) if parent else None
         date = row["new_date"] or row["old_date"]
+        # The title in the release that made the change (titles.py): a number is reused.
+        title = title_at(titles, parent.group(), row.get("as_of") or date) if parent else None
         if not title or not date or len(title.split()) > _KEYWORD_WORDS:
             continue
         if row["change"] != ChangeType.RENUMBERED.value:

@@ -29,6 +29,7 @@ from pipeline.publishing.changelog import (
     numbered_kinds,
     stale_translations,
 )
+from pipeline.publishing.titles import current_titles, release_titles
 from pipeline.reading.read import escaped
 from pipeline.schema import TABLES
 from pipeline.storage import store
@@ -75,7 +76,7 @@ def load_changeset(out: Path, *, run: int | None = None, since: dt.date | None =
     rulings = version.table("rulings")
     changes = version.table("changes", runs=runs)
     rules = version.table("changes", runs=rule_runs(version), where=is_rule_change)
-    titles, langs = rule_titles(rulings), known_languages(rulings)
+    titles, langs = release_titles(version, rulings), known_languages(rulings)
     found = changeset(changes, runs, titles, langs, rules, kinds=numbered_kinds(rulings))
     translations = version.table("translations")
     if not translations.num_rows:
@@ -94,7 +95,7 @@ def explanations(version: store.Version, changes: pa.Table) -> dict[str, tuple[s
     rulings = version.table("rulings")
     rules = version.table("changes", runs=rule_runs(version), where=is_rule_change)
     runs = sorted({int(r) for r in pc.unique(changes["run"]).to_pylist() if r is not None})
-    found = changeset(changes, runs, rule_titles(rulings), None, rules)
+    found = changeset(changes, runs, release_titles(version, rulings), None, rules)
     return {g.group: g.explained_by for g in found.groups if g.explained_by}
 
 
@@ -105,10 +106,12 @@ def rule_runs(version: store.Version) -> list[int]:
 
 
 def rule_titles(rulings: pa.Table) -> dict[str, str]:
-    """Titles of the numbered rule sections among RULINGS: {"702.62": "Suspend"}."""
-    rulings = rulings.select(["rule_id", "text"])
-    sections = rulings.filter(pc.match_substring_regex(rulings["rule_id"], r"^\d{3}\.\d+$"))
-    return dict(zip(strings(sections["rule_id"]), strings(sections["text"]), strict=True))
+    """Titles of the numbered rule sections among RULINGS: {"702.62": "Suspend"}.
+
+    A number's current title, else the one last read; the titles in force at a date, to
+    explain a change, are release_titles()'.
+    """
+    return current_titles(rulings)
 
 
 def load_history(out: Path, card: str, version: store.Version | None = None) -> list[HistoryEntry]:

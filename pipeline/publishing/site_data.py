@@ -49,6 +49,7 @@ from pipeline.publishing.site_tables import (
     text_column,
 )
 from pipeline.publishing.slugs import slugs
+from pipeline.publishing.titles import release_titles
 from pipeline.publishing.today import weighed_rulings
 from pipeline.schema import TABLES, in_memory
 from pipeline.storage import store
@@ -248,7 +249,7 @@ def _runs(
     texts: dict[str, str],
 ) -> list[Run]:
     """Each run with its changeset, as `pipeline changelog --run N` computes it."""
-    titles, kinds = rule_titles(rulings), numbered_kinds(rulings)
+    titles, kinds = release_titles(version, rulings), numbered_kinds(rulings)
     langs = known_languages(languages_of(rulings, events))
     rules_changed = events.filter(is_rule_change(events))
     linked = pa.Table.from_pylist(translations, schema=TABLES["translations"])
