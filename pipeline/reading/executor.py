@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from pipeline.errors import UsageError
 from pipeline.limits import Limits, worker_setup
-from pipeline.reading.scan import ScanBatch, ScanJob, crashed, scan_batch
+from pipeline.reading.scan import ScanBatch, ScanJob, crashed, out_of_memory, scan_batch
 from pipeline.text.language import detect_many
 
 if TYPE_CHECKING:
@@ -146,7 +146,8 @@ def _pool(
 
     A dead worker breaks the pool and every batch not yet returned: the first of those is
     read again one file per task, so that only the file that kills its reader again is
-    rejected, and a new pool takes the batches after it.
+    rejected, and a new pool takes the batches after it. A batch whose worker ran out of
+    memory outside any one file's read is read again the same way.
 
     At most _AHEAD batches a worker are in flight: a future keeps its batch until it is
     dropped, and a whole run's batches held that way were most of a large run's memory.
@@ -160,8 +161,8 @@ def _pool(
             while ahead:
                 try:
                     batch = ahead.popleft().result()
-                except BrokenProcessPool:
-                    break
+                except (BrokenProcessPool, MemoryError):
+                    break  # a dead worker, or a batch too large for one: read it file by file
                 ahead.extend(pool.submit(task, part) for part in islice(upcoming, 1))
                 done += 1
                 yield batch
@@ -194,6 +195,9 @@ def _file_by_file(
                 results.append(crashed(job))
                 pool.shutdown()
                 pool = _new_pool(1, limits)
+                continue
+            except MemoryError:  # the file's rows outgrew the budget once it was read
+                results.append(out_of_memory(job))
                 continue
             results.extend(batch.results)
             if batch.sightings is not None:
