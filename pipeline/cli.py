@@ -453,6 +453,8 @@ def site_command(out: Path, folder: Path) -> None:
         f"{unchanged} rendered unchanged, {report.pages - report.rendered} not rendered "
         f"(their inputs unchanged), {len(report.removed)} removed; {report.size:,} bytes"
     )
+    for warning in report.warnings:
+        _echo(f"warning: {warning}", err=True)
 
 
 @cli.command("stats", short_help="Show the dataset in figures.")
