@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import signal
@@ -19,6 +18,7 @@ from pipeline.fetching.client import Settings
 from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
 from pipeline.ingest import IngestReport, Outcome, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
+from pipeline.output import write_output
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
 from pipeline.update import UpdateReport, update
@@ -360,7 +360,7 @@ def _update_exit(report: UpdateReport) -> int:
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Write to this file instead of standard output.",
+    help="Write to this file instead of standard output (a FIFO or device: in place).",
 )
 def changelog_command(
     out: Path, run: int | None, since: dt.datetime | None, fmt: str, output: Path | None
@@ -472,15 +472,11 @@ def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click pas
 
 
 def _write(path: Path, text: str) -> None:
-    """Write TEXT to the file PATH whole (a temporary file beside it, then one rename)."""
-    temporary = path.with_name(f".{path.name}.tmp")
+    """Write TEXT to PATH: a regular file replaced whole, a FIFO or device written in place."""
     try:
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
-        _fail(PipelineError(f"{escaped(str(path))}: cannot write ({exc.strerror or exc})"))
+        write_output(path, text)
+    except PipelineError as exc:
+        _fail(exc)
 
 
 def _fail(exc: PipelineError) -> NoReturn:
