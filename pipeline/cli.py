@@ -177,6 +177,13 @@ def _guarded(run: Callable[..., _Report], *args: Any, **options: Any) -> _Report
         return run(*args, **options)
     except PipelineError as exc:
         _fail(exc)
+    except interrupts.Interrupted as exc:
+        name = signal.Signals(exc.signum).name
+        _fail(StoreError(f"interrupted ({name}): nothing stored; the version before this run "
+                         "stays in force"))  # fmt: skip
+    finally:
+        for bar in _BARS:
+            bar.close()
 
 
 def _check_lockable(out: Path) -> None:
@@ -198,13 +205,6 @@ def _check_lockable(out: Path) -> None:
             "not a folder a dataset can be written in; give --out another folder"
         )
         raise StoreError(msg) from exc
-    except interrupts.Interrupted as exc:
-        name = signal.Signals(exc.signum).name
-        _fail(StoreError(f"interrupted ({name}): nothing stored; the version before this run "
-                         "stays in force"))  # fmt: skip
-    finally:
-        for bar in _BARS:
-            bar.close()
 
 
 def _after_commit(guard: interrupts.Guard, report: IngestReport) -> None:
