@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -19,8 +19,10 @@ from pipeline.fetching.client import Settings
 from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
 from pipeline.ingest import IngestReport, Outcome, ingest
 from pipeline.models import DateOrder, FileStatus, Layout
+from pipeline.output import write_output
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
+from pipeline.storage.store import LOCK
 from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
@@ -141,8 +143,9 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     """Ingest raw dumps (files or folders; default raw/) into the dataset as one run.
 
     Each file is read under caps raised with environment variables: PIPELINE_MAX_DEPTH,
-    PIPELINE_MAX_HTML_DEPTH, PIPELINE_MAX_STRING, PIPELINE_MAX_RULING, PIPELINE_FILE_MEMORY,
-    PIPELINE_FILE_SECONDS (docs/sources.md, "Limits").
+    PIPELINE_MAX_HTML_DEPTH, PIPELINE_MAX_STRING, PIPELINE_MAX_RULING, PIPELINE_MAX_TEXT,
+    PIPELINE_FILE_MEMORY, PIPELINE_FILE_SECONDS, PIPELINE_MAX_EXPANDED, PIPELINE_MAX_RATIO
+    (docs/sources.md, "Limits").
     """
     with interrupts.guarded() as guard:
         report = _guarded(
@@ -170,6 +173,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
 def _guarded(run: Callable[..., _Report], *args: Any, **options: Any) -> _Report:  # noqa: ANN401
     """RUN(*ARGS, **OPTIONS): its errors and an interrupt before its commit as exit codes."""
     try:
+        _check_lockable(options["out"])
         return run(*args, **options)
     except PipelineError as exc:
         _fail(exc)
@@ -180,6 +184,27 @@ def _guarded(run: Callable[..., _Report], *args: Any, **options: Any) -> _Report
     finally:
         for bar in _BARS:
             bar.close()
+
+
+def _check_lockable(out: Path) -> None:
+    """Refuse a dataset folder in which its writer lock cannot even be made (`--out /proc`).
+
+    The lock library takes a lock file it cannot create for one another process holds:
+    the run would exit 4, "busy", which a cron wrapper reads as "try again later". A folder
+    not there yet is made by the run (which says so if it cannot be).
+    """
+    if not out.is_dir():
+        return
+    lock = out / LOCK
+    try:
+        os.close(os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        msg = (
+            f"{escaped(str(out))}: cannot make the dataset's writer lock {LOCK} there ({why}): "
+            "not a folder a dataset can be written in; give --out another folder"
+        )
+        raise StoreError(msg) from exc
 
 
 def _after_commit(guard: interrupts.Guard, report: IngestReport) -> None:
@@ -360,7 +385,7 @@ def _update_exit(report: UpdateReport) -> int:
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Write to this file instead of standard output.",
+    help="Write to this file instead of standard output (a FIFO or device: in place).",
 )
 def changelog_command(
     out: Path, run: int | None, since: dt.datetime | None, fmt: str, output: Path | None
@@ -453,6 +478,8 @@ def site_command(out: Path, folder: Path) -> None:
         f"{unchanged} rendered unchanged, {report.pages - report.rendered} not rendered "
         f"(their inputs unchanged), {len(report.removed)} removed; {report.size:,} bytes"
     )
+    for warning in report.warnings:
+        _echo(f"warning: {warning}", err=True)
 
 
 @cli.command("stats", short_help="Show the dataset in figures.")
@@ -470,15 +497,11 @@ def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click pas
 
 
 def _write(path: Path, text: str) -> None:
-    """Write TEXT to the file PATH whole (a temporary file beside it, then one rename)."""
-    temporary = path.with_name(f".{path.name}.tmp")
+    """Write TEXT to PATH: a regular file replaced whole, a FIFO or device written in place."""
     try:
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
-        _fail(PipelineError(f"{escaped(str(path))}: cannot write ({exc.strerror or exc})"))
+        write_output(path, text)
+    except PipelineError as exc:
+        _fail(exc)
 
 
 def _fail(exc: PipelineError) -> NoReturn:

@@ -43,6 +43,8 @@ class Limits:
     # A compressed file's content is never held whole: these stop a decompression bomb.
     expanded: int = 8 << 30  # PIPELINE_MAX_EXPANDED: bytes one compressed stream expands to
     ratio: int = 200  # PIPELINE_MAX_RATIO: times its stored size it expands to (real: 8.6)
+    # Text is held whole, decoded, to be parsed: its str alone may take four times its bytes.
+    text: int = 256 << 20  # PIPELINE_MAX_TEXT: bytes of one text document (real: 1,707,002)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
@@ -72,6 +74,7 @@ ENV = {
     "seconds": "PIPELINE_FILE_SECONDS",
     "expanded": "PIPELINE_MAX_EXPANDED",
     "ratio": "PIPELINE_MAX_RATIO",
+    "text": "PIPELINE_MAX_TEXT",
 }
 # The values each cap may take. The upper bounds keep every cap a number the system calls
 # that enforce it accept (setitimer, setrlimit) and far above any real file; seconds may
@@ -85,6 +88,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "seconds": (0.001, 7 * 24 * 3600),
     "expanded": (1, 1 << 50),
     "ratio": (1, 1_000_000),
+    "text": (1, 1 << 40),
 }
 # Knobs of the store read when their module loads (tests and benchmarks set them).
 OTHER_SETTINGS: dict[str, tuple[float, float]] = {

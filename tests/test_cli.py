@@ -151,6 +151,20 @@ def test_busy_dataset_exits_4(raw_copy: Path, out: Path) -> None:
     assert "--wait SECONDS" in stderr
 
 
+@pytest.mark.parametrize("where", ["/proc", "/proc/self"])
+def test_a_folder_where_no_lock_can_be_made_is_no_busy_dataset(raw_copy: Path, where: str) -> None:
+    """--out a folder in which the writer lock cannot be made: exit 1 and why, never 4."""
+    code, _, stderr = _run("ingest", str(raw_copy), "--out", where)
+    assert code == 1
+    assert stderr.startswith(f"Error: {where}: cannot make the dataset's writer lock .lock there (")
+    assert stderr.endswith(
+        "): not a folder a dataset can be written in; give --out another folder\n"
+    )
+    code, _, stderr = _run("update", "--raw", str(raw_copy), "--out", where, "comprules")
+    assert code == 1
+    assert "cannot make the dataset's writer lock" in stderr
+
+
 def test_module_entry_point_and_defaults(raw_copy: Path, tmp_path: Path) -> None:
     """`python -m pipeline ingest` reads raw/ into normalized/ by default, with no bar in a pipe."""
     work = tmp_path / "work"

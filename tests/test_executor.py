@@ -7,6 +7,7 @@ import gc
 import json
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import time
@@ -215,3 +216,54 @@ def test_a_file_read_in_chunks_crosses_to_the_main_process_with_its_texts_once(
     assert crossed.count(texts[0].encode()) == 1
     back = pickle.loads(crossed)  # noqa: S301 - bytes this test made
     assert back["text"].to_pylist() == [item["comment"] for item in items]
+
+
+# Ingests argv[1] into argv[2], its worker noting its pid in argv[3], then sleeping on its file.
+_SLOW_RUN = """
+import os, sys, time
+from pathlib import Path
+from pipeline import ingest
+from pipeline.reading import parsers, scan
+parent, parse = os.getpid(), parsers.parse
+def slow_parse(doc):
+    if os.getpid() != parent:
+        Path(sys.argv[3]).write_text(str(os.getpid()))
+        time.sleep(120)
+    return parse(doc)
+scan.parse = slow_parse
+ingest([Path(sys.argv[1])], out=Path(sys.argv[2]), isolate=True, workers=1)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether PID is a process that has not ended (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as status:  # noqa: PTH123 - a proc file
+            return status.read().rsplit(")", 1)[1].split()[0] not in {"Z", "X"}
+    except FileNotFoundError:
+        return False
+
+
+def test_a_worker_ends_soon_after_its_run_is_killed(tmp_path: Path) -> None:
+    """A run killed (-9) while its worker reads a file: the worker is gone within seconds."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "slow.txt").write_text("Rift Bolt\n\n2024-02-02\n\nA ruling.\n", encoding="utf-8")
+    noted = tmp_path / "worker.pid"
+    run = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_RUN, str(raw), str(tmp_path / "out"), str(noted)]
+    )
+    deadline = time.monotonic() + 60
+    while not (noted.exists() and noted.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker = int(noted.read_text())
+    run.kill()
+    run.wait()
+    killed = time.monotonic()
+    try:
+        while _running(worker) and time.monotonic() < killed + 10:
+            time.sleep(0.05)
+        assert not _running(worker), "the worker outlived its run by 10 s"
+    finally:
+        if _running(worker):
+            os.kill(worker, signal.SIGKILL)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import signal
@@ -9,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import pytest
 from conftest import RAW, SEEDS, data_files, rows
@@ -21,11 +22,14 @@ from pipeline import ingest
 from pipeline.errors import UsageError
 from pipeline.limits import MAX_NUMBER, Limits
 from pipeline.models import FileStatus, ParsedDocument, RawDocument
-from pipeline.reading import executor, parsers, scan
+from pipeline.reading import executor, parsers, read, scan
+from pipeline.reading.source import Source
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+
+    import pyarrow as pa
 
     from pipeline.reading.scan import ScanJob
 
@@ -52,6 +56,10 @@ TABLE: dict[str, tuple[bytes, str]] = {
     ),
 }
 LOWER = Limits(string=100_000)
+OUT_OF_MEMORY = (
+    "reading needed more memory than its budget, over the limit of 2,147,483,648 "
+    "(PIPELINE_FILE_MEMORY raises it)"
+)
 
 
 def _raw(tmp_path: Path, files: dict[str, bytes]) -> Path:
@@ -115,6 +123,103 @@ def test_a_file_larger_than_the_memory_budget_is_not_read(tmp_path: Path) -> Non
         f"a file of {size:,} bytes, larger than its memory budget, over the limit of "
         f"{size - 1:,} (PIPELINE_FILE_MEMORY raises it)"
     )
+
+
+def test_a_text_file_past_the_text_cap_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text file larger than PIPELINE_MAX_TEXT is refused from its size; the seed is stored."""
+    raw = _raw(tmp_path, {"big.txt": _plain(2_000)})
+    size = (raw / "big.txt").stat().st_size
+    read_whole: list[str] = []
+    read_all = Source.read_all
+
+    def noted(self: Source, limits: Limits | None) -> bytes:
+        read_whole.append(self.name)
+        return read_all(self, limits)
+
+    monkeypatch.setattr(Source, "read_all", noted)
+    report = ingest([raw], out=tmp_path / "out", limits=Limits(text=size - 1))
+    [rejected] = report.rejected
+    assert rejected.source_path == "big.txt"
+    assert rejected.reason == (
+        f"a text file of {size:,} bytes (text is read whole), over the limit of {size - 1:,} "
+        "(PIPELINE_MAX_TEXT raises it)"
+    )
+    assert read_whole == [SEED]
+    assert report.rulings_read == SEED_RULINGS
+
+
+def test_a_compressed_text_past_the_text_cap_is_refused(tmp_path: Path) -> None:
+    """A compressed text is refused once it expands past PIPELINE_MAX_TEXT; the seed is stored."""
+    raw = _raw(tmp_path, {"big.txt.gz": gzip.compress(_plain(40_000))})  # 2 MB of text
+    report = ingest([raw], out=tmp_path / "out", limits=Limits(text=1 << 20))
+    [rejected] = report.rejected
+    assert rejected.source_path == "big.txt.gz"
+    assert rejected.reason == (
+        "a compressed text expanding past 1,048,576 bytes (text is read whole), over the limit "
+        "of 1,048,576 (PIPELINE_MAX_TEXT raises it)"
+    )
+    assert report.rulings_read == SEED_RULINGS
+
+
+@pytest.mark.parametrize("stage", ["decode", "read_all"])
+def test_a_memory_error_while_reading_a_text_rejects_only_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str
+) -> None:
+    """Out of memory while one text is read or decoded: that file rejected, the others stored."""
+    raw = _raw(tmp_path, {"big.txt": _plain(20)})
+    owner = read if stage == "decode" else Source
+    real = getattr(owner, stage)
+
+    def failing(*args: Any) -> Any:
+        named = [a.name if isinstance(a, Source) else a for a in args]
+        if "big.txt" in named:
+            raise MemoryError
+        return real(*args)
+
+    monkeypatch.setattr(owner, stage, failing)
+    report = ingest([raw], out=tmp_path / "out")
+    [rejected] = report.rejected
+    assert (rejected.source_path, rejected.reason) == ("big.txt", OUT_OF_MEMORY)
+    assert report.rulings_read == SEED_RULINGS
+
+
+def test_a_batch_out_of_memory_in_its_worker_rejects_only_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker out of memory once a file is read (its batch's table): only that file rejected.
+
+    The batch is read again file by file, and the other files are stored.
+    """
+    parent, compact = os.getpid(), scan._compact
+
+    def failing(table: pa.Table) -> pa.Table:
+        if os.getpid() != parent and "big.txt" in table["source_path"].to_pylist():
+            raise MemoryError
+        return compact(table)
+
+    monkeypatch.setattr(scan, "_compact", failing)  # workers are forked: they inherit it
+    raw = _raw(tmp_path, {"big.txt": _plain(20)})
+    report = ingest([raw], out=tmp_path / "out", workers=1, isolate=True)
+    assert [(f.source_path, f.reason) for f in report.rejected] == [("big.txt", OUT_OF_MEMORY)]
+    assert report.rulings_read == SEED_RULINGS
+
+
+def test_a_text_past_the_text_cap_through_the_cli(tmp_path: Path) -> None:
+    """The command line: the file named with its size, the cap and its variable; exit 3."""
+    raw = _raw(tmp_path, {"big.txt": _plain(2_000)})
+    size = (raw / "big.txt").stat().st_size
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "pipeline", "ingest", str(raw), "--out", str(out)]
+    env = {**os.environ, "PIPELINE_MAX_TEXT": str(size - 1)}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    assert done.returncode == 3, done.stderr
+    assert (
+        f"\n  big.txt: a text file of {size:,} bytes (text is read whole), over the limit of "
+        f"{size - 1:,} (PIPELINE_MAX_TEXT raises it)\n"
+    ) in done.stdout
+    assert len(rows(out, "sightings")) == SEED_RULINGS
 
 
 def _plain(rulings: int) -> bytes:

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.errors import InputError, UsageError
 from pipeline.models import DateOrder
-from pipeline.reading.read import decode, discover, read_manifest
+from pipeline.reading.read import MANIFEST_MAX, decode, discover, read_manifest
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -163,3 +163,22 @@ def test_a_fifo_manifest_is_a_usage_error(tmp_path: Path) -> None:
     os.mkfifo(manifest)
     with pytest.raises(UsageError, match="the manifest is not a regular file"):
         read_manifest(manifest)
+
+
+def test_a_manifest_too_large_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest past 64 MiB (sparse here) stops the run as a usage error, before it is read."""
+    manifest = tmp_path / "manifest.csv"
+    with manifest.open("wb") as file:
+        file.truncate(MANIFEST_MAX + 1)
+
+    def unread(self: Path) -> bytes:
+        raise AssertionError(self)
+
+    monkeypatch.setattr(type(manifest), "read_bytes", unread)
+    with pytest.raises(UsageError) as refused:
+        read_manifest(manifest)
+    assert str(refused.value) == (
+        f"{manifest}: a manifest of {MANIFEST_MAX + 1:,} bytes, over the limit of {MANIFEST_MAX:,}"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import shutil
@@ -523,3 +524,66 @@ def test_a_gone_ruling_printed_two_ways_is_one_earlier_version() -> None:
     merged = sorted(_one_per_ruling(versions), key=lambda e: e.until_run)
     assert [(e.source, e.until_run) for e in merged] == [("mtgjson; scryfall", 2), ("later", 3)]
     assert merged[0].text == "It isn't exiled."
+
+
+def _seed_site(tmp_path: Path) -> tuple[Path, Path]:
+    """The dataset of raw/'s seeds and its site, each in TMP_PATH."""
+    out, folder = tmp_path / "normalized", tmp_path / "site"
+    ingest([RAW], out=out)
+    build_site(out, folder)
+    return out, folder
+
+
+def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
+    """Page paths of `.site.json` that leave the folder, or go through a link, are ignored.
+
+    Absolute, `..`, and through a link in the folder: each named on stderr, none removed.
+    """
+    out, folder = _seed_site(tmp_path)
+    victims = tmp_path / "victims"
+    victims.mkdir()
+    names = ("victim1.txt", "victim2.txt", "victim3.txt", "page.html")
+    for name in names:
+        (victims / name).write_text("mine", encoding="utf-8")
+    (folder / "elsewhere").symlink_to(victims)
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    bad = [
+        "../victims/victim1.txt",
+        str(victims / "victim2.txt"),
+        "cards/../../victims/victim3.txt",
+        "elsewhere/page.html",
+    ]
+    manifest["pages"].update({path: ["", "", 4] for path in bad})
+    (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    code, stdout, stderr = _cli("site", "--out", str(out), "-o", str(folder))
+    assert code == 0
+    assert ", 0 removed;" in stdout
+    assert sorted(p.name for p in victims.iterdir()) == sorted(names)
+    ignored, kept = f"in {MANIFEST}; ignored", f"in {MANIFEST}; not removed"
+    assert stderr.splitlines() == [
+        f"warning: page {path!r}: {why}; {outcome}"
+        for path, why, outcome in [
+            (bad[0], "leaves the site folder (`..`)", ignored),
+            (bad[1], "an absolute path", ignored),
+            (bad[2], "leaves the site folder (`..`)", ignored),
+            (bad[3], "elsewhere is a symbolic link: not followed", kept),
+        ]
+    ]
+    assert (
+        json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["pages"].keys().isdisjoint(bad)
+    )
+
+
+def test_a_link_in_the_site_folder_is_not_written_through(tmp_path: Path) -> None:
+    """A page folder replaced by a link to another folder: nothing written there, a warning."""
+    out, folder = _seed_site(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(folder / "runs")
+    (folder / "runs").symlink_to(elsewhere)
+    report = build_site(out, folder)
+    assert list(elsewhere.iterdir()) == []
+    assert report.warnings == (
+        "page 'runs/1.html': runs is a symbolic link: not followed; not written",
+        "page 'runs/index.html': runs is a symbolic link: not followed; not written",
+    )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.diffing.diff import ChangeType, Match
 from pipeline.publishing.changelog import kind_words
-from pipeline.text.normalize import fold
+from pipeline.text.normalize import fold, printable
 
 if TYPE_CHECKING:
     from pipeline.publishing.changelog import Changeset, Group
@@ -99,7 +99,7 @@ def render_markdown(cs: Changeset) -> str:
         out += [f"- {_cards_md(((c, s),))}: {n} ruling(s)" for c, s, n in cs.first_seen]
         out += [f"- {_md(s)}: {n} {kind_words(k)}" for s, k, n in cs.first_seen_rules]
         out.append("")
-    return "\n".join(out)
+    return printable("\n".join(out))  # a control character in a name or date: dropped
 
 
 def change_counts(cs: Changeset) -> str:

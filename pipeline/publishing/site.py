@@ -31,6 +31,7 @@ from pipeline.errors import LockBusyError, PipelineError, UsageError
 from pipeline.publishing.feed import feed, newest, short
 from pipeline.publishing.render_html import summary, timeline
 from pipeline.publishing.site_data import SiteData, load_site
+from pipeline.publishing.site_files import SiteFolder, UnsafePathError, unsafe
 from pipeline.publishing.site_pages import (
     card_context,
     card_page,
@@ -81,6 +82,7 @@ class SiteReport:
     removed: tuple[str, ...]
     size: int  # bytes of the site's pages
     full: bool  # built without a usable manifest: every page rendered
+    warnings: tuple[str, ...] = ()  # page paths refused: out of the folder, through a link
 
 
 def build_site(out: Path, folder: Path) -> SiteReport:
@@ -98,7 +100,10 @@ def build_site(out: Path, folder: Path) -> SiteReport:
     except OSError as exc:
         raise _unwritable(folder, exc) from exc
     try:
-        return _Build(data, folder).run()
+        with SiteFolder(folder) as files:
+            return _Build(data, folder, files).run()
+    except OSError as exc:
+        raise _unwritable(folder, exc) from exc
     finally:
         lock.release()
 
@@ -127,10 +132,17 @@ def _unwritable(path: Path, exc: OSError) -> PipelineError:
 class _Build:
     """One build: the pages it renders, the manifest it keeps, the files it writes."""
 
-    def __init__(self, data: SiteData, folder: Path) -> None:
-        self.data, self.folder = data, folder
+    def __init__(self, data: SiteData, folder: Path, files: SiteFolder) -> None:
+        self.data, self.folder, self.files = data, folder, files
+        self.warnings: dict[str, None] = {}  # in order, each once
         old = _read_manifest(folder)
-        self.old_pages: dict[str, list[Any]] = old.get("pages", {}) if old else {}
+        self.old_pages: dict[str, list[Any]] = {}
+        for path, entry in (old.get("pages", {}) if old else {}).items():
+            reason = unsafe(path)
+            if reason is None:
+                self.old_pages[path] = entry
+            else:
+                self._warn(UnsafePathError(path, reason), f"in {MANIFEST}; ignored")
         since = int(old.get("last_run", 0)) if old else 0
         self.full = (
             old is None
@@ -186,7 +198,11 @@ class _Build:
             self.folder, len(self.pages), self.rendered,
             tuple(w for w in self.written if w != MANIFEST),
             removed, sum(int(p[2]) for p in self.pages.values()), self.full,
+            tuple(self.warnings),
         )  # fmt: skip
+
+    def _warn(self, error: UnsafePathError, outcome: str) -> None:
+        self.warnings[f"page {error}; {outcome}"] = None
 
     def _cards(self, touched: set[str]) -> None:
         data, todo = self.data, {}
@@ -263,30 +279,35 @@ class _Build:
         return len(content)
 
     def _write(self, path: str, content: bytes) -> None:
-        """Write CONTENT to PATH under the folder unless it holds those bytes already."""
-        target = self.folder / path
-        with contextlib.suppress(OSError):
-            if target.stat().st_size == len(content) and target.read_bytes() == content:
-                return
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        """Write CONTENT to PATH under the folder unless it holds those bytes already.
+
+        A path through a link in the folder is not written: a warning says so.
+        """
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(content)
-            temporary.replace(target)
+            if not self.files.write(path, content):
+                return
+        except UnsafePathError as exc:
+            self._warn(exc, "not written")
+            return
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
-            raise _unwritable(target, exc) from exc
+            raise _unwritable(self.folder / path, exc) from exc
         self.written.append(path)
 
     def _remove_stale(self) -> tuple[str, ...]:
-        """Remove the pages an earlier build wrote that this one no longer makes."""
-        gone = sorted(set(self.old_pages) - set(self.pages))
-        for path in gone:
+        """Remove the pages an earlier build wrote that this one no longer makes.
+
+        Only inside the folder: a path through a link, or a link, is left with a warning.
+        """
+        gone = []
+        for path in sorted(set(self.old_pages) - set(self.pages)):
             try:
-                (self.folder / path).unlink(missing_ok=True)
+                self.files.remove(path)
+            except UnsafePathError as exc:
+                self._warn(exc, f"in {MANIFEST}; not removed")
+                continue
             except OSError as exc:
                 raise _unwritable(self.folder / path, exc) from exc
+            gone.append(path)
         return tuple(gone)
 
 

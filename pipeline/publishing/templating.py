@@ -20,6 +20,7 @@ import markupsafe
 from pipeline.diffing.diff import ChangeType
 from pipeline.publishing.changelog import kind_words
 from pipeline.publishing.render import TITLES, paired, rule_when, title, word_diff
+from pipeline.text.normalize import printable
 
 if TYPE_CHECKING:
     from pipeline.publishing.changelog import Group
@@ -148,8 +149,8 @@ def environment() -> jinja2.Environment:
 
 
 def render(name: str, **context: Any) -> str:  # noqa: ANN401 - the template's own values
-    """Template NAME rendered with CONTEXT."""
-    return environment().get_template(name).render(**context)
+    """Template NAME rendered with CONTEXT, without a control character but tab and newline."""
+    return printable(environment().get_template(name).render(**context))
 
 
 def template_sources() -> dict[str, str]:

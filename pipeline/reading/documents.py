@@ -3,13 +3,14 @@
 What a file is comes from its content, never its name: its first bytes tell a compression
 (magic bytes), the first bytes of its content JSON, JSON Lines or text. JSON is streamed
 (from the file, or through the decompressor) as often as its parser opens it; text is held
-whole, as its parsers need it, up to the memory budget.
+whole, as its parsers need it, up to the text cap and the memory budget.
 """
 
 from __future__ import annotations
 
 import codecs
 import zipfile
+from contextlib import contextmanager
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -63,12 +64,31 @@ def documents(
 
 
 def _plain(source: Source, head: bytes, hints: SourceHints, limits: Limits) -> RawDocument:
-    """An uncompressed file (HEAD, its first bytes): read whole, or if large JSON streamed."""
-    if source.size > min(_WHOLE, limits.memory) and is_json(head):
+    """An uncompressed file (HEAD, its first bytes): read whole, or if large JSON streamed.
+
+    Text is held whole, so a text file past the text cap is refused from its size, before
+    a byte of it is read; one that runs out of memory while decoded is refused alone.
+    """
+    json = is_json(head)
+    if source.size > min(_WHOLE, limits.memory) and json:
         return _streamed(source.name, plain="", sha=source.sha256, opener=source.stream,
                          hints=hints, limits=limits)  # fmt: skip
-    data = source.read_all(limits)  # text must be held whole: refused past the budget
-    return read.to_document(source.name, data, hints, limits, source.sha256)
+    if not json and source.size > limits.text:
+        found = f"a text file of {source.size:,} bytes (text is read whole)"
+        raise InputError(source.name, over("text", found, limits.text))
+    with _held_in_memory(source.name, limits):
+        data = source.read_all(limits)  # refused past the memory budget, unread
+        return read.to_document(source.name, data, hints, limits, source.sha256)
+
+
+@contextmanager
+def _held_in_memory(path: str, limits: Limits) -> Iterator[None]:
+    """Turn a MemoryError while a document is read whole into that document's InputError."""
+    try:
+        yield
+    except MemoryError:
+        found = "reading needed more memory than its budget"
+        raise InputError(path, over("memory", found, limits.memory)) from None
 
 
 def _document(
@@ -88,8 +108,10 @@ def _document(
         raise InputError(path, f"{nested} data inside a compressed file: decompress it first")
     if is_json(head):
         return _streamed(path, plain=plain, sha=sha, opener=opener, hints=hints, limits=limits)
-    # Text is small (a dump, a rules release) and its parsers need it whole: up to the budget.
-    return read.to_document(path, _whole(opener, path, limits), hints, limits, sha, plain=plain)
+    # Text is small (a dump, a rules release) and its parsers need it whole: up to the caps.
+    with _held_in_memory(path, limits):
+        return read.to_document(path, _whole(opener, path, limits), hints, limits, sha,
+                                plain=plain)  # fmt: skip
 
 
 def _streamed(
@@ -113,11 +135,15 @@ def _streamed(
 
 
 def _whole(opener: Callable[[], BinaryIO], path: str, limits: Limits) -> bytes:
-    """A decompressed text, refused once it grows past the memory budget."""
+    """A decompressed text, refused once it grows past the text cap or the memory budget."""
     chunks, size = [], 0
     with opener() as stream:
         while chunk := stream.read(_READ):
             size += len(chunk)
+            if size > limits.text:
+                found = f"a compressed text expanding past {limits.text:,} bytes"
+                found += " (text is read whole)"
+                raise InputError(path, over("text", found, limits.text))
             if size > limits.memory:
                 found = f"a compressed text expanding past {limits.memory:,} bytes, its budget"
                 raise InputError(path, over("memory", found, limits.memory))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import threading
+import time
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -20,7 +22,7 @@ import pyarrow as pa
 
 from pipeline.errors import UsageError
 from pipeline.limits import Limits, worker_setup
-from pipeline.reading.scan import ScanBatch, ScanJob, crashed, scan_batch
+from pipeline.reading.scan import ScanBatch, ScanJob, crashed, out_of_memory, scan_batch
 from pipeline.text.language import detect_many
 
 if TYPE_CHECKING:
@@ -46,6 +48,10 @@ DETECT_TEXTS = 2_000
 # wait for, has the cores first, and detection takes what the scan leaves and the core left
 # idle after it (see LanguageJobs).
 _DETECTION_NICENESS = 10
+# Seconds between a worker's looks at whether its run is still there, and its exit status
+# when it is not (the run is gone: no one reads it).
+_WATCH = 0.5
+_ORPHANED = 70
 T = TypeVar("T")
 
 
@@ -129,11 +135,32 @@ def returning_pool() -> Generator[None]:
         pa.set_memory_pool(previous)
 
 
-def _worker_setup(limits: Limits) -> None:
-    """In each worker: what quiet_gc() does, for the life of the process; the file budget."""
+def _worker_setup(limits: Limits, parent: int) -> None:
+    """In each worker: what quiet_gc() does, for the life of the process; the file budget.
+
+    The worker ends as soon as PARENT, the run that started it, is gone.
+    """
+    _exit_with(parent)  # before the budget: the watcher's stack is not the file's
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, *gc.get_threshold()[1:])
     worker_setup(limits)
+
+
+def _exit_with(parent: int) -> None:
+    """End this process within _WATCH seconds of PARENT's end (a kill -9 of the run).
+
+    A worker whose run is killed is given to another parent: it would read its file to
+    the end and then wait for work that never comes, for good. A thread notes the change
+    of parent, or (a worker started by a fork server) that PARENT is gone.
+    """
+    started_by = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == started_by and _alive(parent):
+            time.sleep(_WATCH)
+        os._exit(_ORPHANED)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _pool(
@@ -146,7 +173,8 @@ def _pool(
 
     A dead worker breaks the pool and every batch not yet returned: the first of those is
     read again one file per task, so that only the file that kills its reader again is
-    rejected, and a new pool takes the batches after it.
+    rejected, and a new pool takes the batches after it. A batch whose worker ran out of
+    memory outside any one file's read is read again the same way.
 
     At most _AHEAD batches a worker are in flight: a future keeps its batch until it is
     dropped, and a whole run's batches held that way were most of a large run's memory.
@@ -160,8 +188,8 @@ def _pool(
             while ahead:
                 try:
                     batch = ahead.popleft().result()
-                except BrokenProcessPool:
-                    break
+                except (BrokenProcessPool, MemoryError):
+                    break  # a dead worker, or a batch too large for one: read it file by file
                 ahead.extend(pool.submit(task, part) for part in islice(upcoming, 1))
                 done += 1
                 yield batch
@@ -170,12 +198,26 @@ def _pool(
             done += 1
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):  # gone, or its pid another user's now
+        return False
+    return True
+
+
 def _new_pool(workers: int, limits: Limits) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=workers, initializer=_worker_setup, initargs=(limits,))
+    return ProcessPoolExecutor(
+        max_workers=workers, initializer=_worker_setup, initargs=(limits, os.getpid())
+    )
 
 
-def _lower_priority() -> None:
-    """In each detection process: yield the CPU to the scan, take what it leaves idle."""
+def _lower_priority(parent: int) -> None:
+    """In each detection process: yield the CPU to the scan, take what it leaves idle.
+
+    The process ends as soon as PARENT, the run that started it, is gone.
+    """
+    _exit_with(parent)
     with contextlib.suppress(OSError):
         os.nice(_DETECTION_NICENESS)
 
@@ -194,6 +236,9 @@ def _file_by_file(
                 results.append(crashed(job))
                 pool.shutdown()
                 pool = _new_pool(1, limits)
+                continue
+            except MemoryError:  # the file's rows outgrew the budget once it was read
+                results.append(out_of_memory(job))
                 continue
             results.extend(batch.results)
             if batch.sightings is not None:
@@ -288,7 +333,9 @@ class LanguageJobs:
     def _running(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                max_workers=max(1, self._workers - 1), initializer=_lower_priority
+                max_workers=max(1, self._workers - 1),
+                initializer=_lower_priority,
+                initargs=(os.getpid(),),
             )
         return self._pool
 

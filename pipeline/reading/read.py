@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 MANIFEST_NAME = "manifest.csv"
 MANIFEST_COLUMNS = frozenset({"path", "card", "source", "fetched_at", "date_order"})
+# A manifest is read whole in the run's own process: a row a file, so 64 MiB is a million
+# files and more (the fetched raw/ folder's manifest: a few hundred bytes).
+MANIFEST_MAX = 64 << 20
 # Files that describe the raw folder rather than hold rulings.
 _IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"})
 # Control characters that never appear in a text dump (tab, LF, CR and FF are allowed).
@@ -175,17 +178,7 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
     A malformed manifest (unreadable, no `path` column, unknown columns) is a usage error.
     A bad row is skipped and returned as (where, reason), for the run report.
     """
-    if not path.is_file():  # a FIFO given as the manifest would block the run
-        msg = f"{path}: the manifest is not a regular file"
-        raise UsageError(msg)
-    try:
-        text = decode(path.read_bytes(), str(path))[0]
-    except OSError as exc:
-        msg = f"{path}: cannot read the manifest ({exc.strerror})"
-        raise UsageError(msg) from exc
-    except InputError as exc:
-        raise UsageError(str(exc)) from exc
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(_manifest_text(path)))
     columns = set(reader.fieldnames or ())
     if "path" not in columns:
         msg = f"{path}: a manifest needs a 'path' column (found: {sorted(columns)})"
@@ -215,6 +208,27 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
             date_order=DateOrder(order) if order else None,
         )
     return hints, problems
+
+
+def _manifest_text(path: Path) -> str:
+    """The manifest's text; a UsageError if it is no regular file, too large, or unreadable."""
+    if not path.is_file():  # a FIFO given as the manifest would block the run
+        msg = f"{path}: the manifest is not a regular file"
+        raise UsageError(msg)
+    try:
+        size = path.stat().st_size
+        if size > MANIFEST_MAX:  # read whole, in this process: refused before it is read
+            msg = f"{path}: a manifest of {size:,} bytes, over the limit of {MANIFEST_MAX:,}"
+            raise UsageError(msg)
+        return decode(path.read_bytes(), str(path))[0]
+    except MemoryError:
+        msg = f"{path}: the manifest does not fit in memory"
+        raise UsageError(msg) from None
+    except OSError as exc:
+        msg = f"{path}: cannot read the manifest ({exc.strerror})"
+        raise UsageError(msg) from exc
+    except InputError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def read_bytes(file: InputFile, root: Path, limits: Limits | None = None) -> bytes:

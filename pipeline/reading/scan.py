@@ -147,6 +147,11 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
         sha = source.known_sha256 if source is not None else None
         report = FileReport(name, sha, FileStatus.REJECTED, reason=exc.reason, context=context)
         return ScanResult((report,)), []
+    except MemoryError:
+        # Out of memory outside a document's parse (opening, hashing, an archive's
+        # directory): the file is rejected, what it built dropped, and the batch goes on.
+        results.clear()
+        return out_of_memory(job, source.known_sha256 if source is not None else None), []
     reports = tuple(r.report for r in results)
     ambiguous = tuple(r.report.source_path for r in results if r.ambiguous)
     return ScanResult(reports, ambiguous), [rows for r in results for rows in r.rows]
@@ -221,6 +226,14 @@ def _read(job: ScanJob, doc: RawDocument | InputError) -> _Read:
         names=tuple(parsed.names),
     )
     return _Read(report, extraction.ambiguous, found)
+
+
+def out_of_memory(job: ScanJob, sha: str | None = None) -> ScanResult:
+    """The result of a file whose reading raised MemoryError: rejected, naming the budget."""
+    reason = over("memory", "reading needed more memory than its budget", job.limits.memory)
+    report = FileReport(job.file.name, sha, FileStatus.REJECTED, reason=reason,
+                        context=job.context)  # fmt: skip
+    return ScanResult((report,))
 
 
 def crashed(job: ScanJob) -> ScanResult:

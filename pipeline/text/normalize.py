@@ -14,6 +14,9 @@ _QUOTES = str.maketrans({
 # str.translate looks every character up in a dict: only texts holding one of these pay that.
 _CURLY = re.compile("[" + "".join(map(chr, _QUOTES)) + "]")
 _INVISIBLE = ("\u200b", "\ufeff")  # zero-width space, byte-order mark
+# Control characters, C0 (but tab and line feed), DEL and C1: a terminal's escapes (\x1b[31m),
+# a bell, a form feed. No published text holds one; white space among them is split away.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _NO_BREAK = ("\u00a0", "\u2007", "\u202f")
 SYMBOL_PATTERN = r"\{[^{}\s]{1,8}\}"
 _SYMBOL = re.compile(SYMBOL_PATTERN)
@@ -39,14 +42,22 @@ _TITLE_AFFIXES = re.compile(
 
 
 def clean(text: str) -> str:
-    """Readable text: NFC, invisible characters dropped, white space runs to one space."""
+    """Readable text: NFC, invisible and control characters dropped, blank runs as one space."""
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)
         for invisible in _INVISIBLE:  # str.replace, not translate: C speed on any text
             if invisible in text:
                 text = text.replace(invisible, "")
     # str.split() splits on exactly the characters \s matches, and is several times faster.
-    return " ".join(text.split())
+    cleaned = " ".join(text.split())
+    if not cleaned.isprintable():  # a control or format character: a rare text pays the regex
+        cleaned = " ".join(CONTROL.sub("", cleaned).split())
+    return cleaned
+
+
+def printable(text: str) -> str:
+    """TEXT without control characters but tab and line feed: what is published."""
+    return CONTROL.sub("", text)
 
 
 def fold(text: str) -> str:

@@ -18,7 +18,9 @@ import ijson
 
 from pipeline.errors import InputError
 from pipeline.limits import MAX_NUMBER, over
+from pipeline.reading.parsers import _surrogates as surrogates
 from pipeline.reading.parsers._look import Checked, check_limits
+from pipeline.reading.parsers._surrogates import Repaired
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -49,15 +51,15 @@ def is_json(data: bytes) -> bool:
     return head[:1] in {b"{", b"["}
 
 
-def stream(doc: RawDocument) -> io.BytesIO | Checked:
+def stream(doc: RawDocument) -> Repaired:
     """A fresh stream of the JSON document, past a UTF-8 BOM, looked over for the limits.
 
     A document held in memory was looked over whole when it was made (read.to_document):
-    its streams are not looked at again.
+    its streams are not looked at again. Lone surrogate escapes are replaced as it is read.
     """
     if doc.opener is None:
-        return io.BytesIO(doc.data.removeprefix(codecs.BOM_UTF8))
-    return Checked(doc.open(), doc.path, doc.limits)
+        return Repaired(io.BytesIO(doc.data.removeprefix(codecs.BOM_UTF8)))
+    return Repaired(Checked(doc.open(), doc.path, doc.limits))
 
 
 def events(doc: RawDocument) -> Iterator[tuple[str, str, Any]]:
@@ -105,22 +107,33 @@ def scalar_before(doc: RawDocument, prefix: str, stop_key: str) -> Any:  # noqa:
     return None
 
 
-def items(doc: RawDocument, prefix: str) -> Any:  # noqa: ANN401 - JSON values
-    """Stream the values under PREFIX; broken JSON raises InputError naming the document."""
+def items(doc: RawDocument, prefix: str, warnings: list[str] | None = None) -> Any:  # noqa: ANN401 - JSON values
+    """Stream the values under PREFIX; broken JSON raises InputError naming the document.
+
+    Lone surrogate escapes replaced on the way are counted in a warning added to WARNINGS
+    once the values have all been read.
+    """
     with stream(doc) as source:
         try:
             yield from ijson.items(source, prefix, use_float=True)
         except ijson.JSONError as exc:
             raise InputError(doc.path, f"invalid JSON: {exc}") from exc
+        if source.replaced and warnings is not None:
+            warnings.append(surrogates.warning(source.replaced))
 
 
-def kvitems(doc: RawDocument, prefix: str) -> Any:  # noqa: ANN401 - JSON values
-    """Stream the (key, value) pairs of the object at PREFIX; broken JSON raises InputError."""
+def kvitems(doc: RawDocument, prefix: str, warnings: list[str] | None = None) -> Any:  # noqa: ANN401 - JSON values
+    """Stream the (key, value) pairs of the object at PREFIX; broken JSON raises InputError.
+
+    WARNINGS as in items().
+    """
     with stream(doc) as source:
         try:
             yield from ijson.kvitems(source, prefix, use_float=True)
         except ijson.JSONError as exc:
             raise InputError(doc.path, f"invalid JSON: {exc}") from exc
+        if source.replaced and warnings is not None:
+            warnings.append(surrogates.warning(source.replaced))
 
 
 def line_limit(limits: Limits) -> int:
@@ -168,6 +181,9 @@ def records(doc: RawDocument, warnings: list[str]) -> Iterator[tuple[int, Any]]:
             if not line:
                 continue
             _check_line(line, number, doc.path, limits)
+            line, replaced = surrogates.repaired(line)
+            if replaced:
+                warnings.append(surrogates.warning(replaced, f"line {number}: "))
             try:
                 value = json.loads(line)
             except ValueError as exc:

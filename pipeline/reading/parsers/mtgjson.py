@@ -115,23 +115,26 @@ def sets(doc: RawDocument) -> Iterator[Iterable[dict[str, Any]]]:
         yield group
 
 
-def groups(doc: RawDocument) -> Iterator[Group]:
-    """The file's groups of cards (sets(), in order), each with its set's code and date."""
+def groups(doc: RawDocument, warnings: list[str] | None = None) -> Iterator[Group]:
+    """The file's groups of cards (sets(), in order), each with its set's code and date.
+
+    What was repaired on the way (a lone surrogate escape) is told in WARNINGS.
+    """
     found = shape(doc)
     if found is Shape.SET:
-        cards = (c for c in items(doc, "cards.item") if isinstance(c, dict))
+        cards = (c for c in items(doc, "cards.item", warnings) if isinstance(c, dict))
         yield partial(_set_info, doc, ""), cards
     elif found is Shape.ALL_SETS:
-        for _, value in kvitems(doc, ""):
+        for _, value in kvitems(doc, "", warnings):
             yield partial(_info_of, value), _set_cards(value)
     elif found is Shape.WRAPPED:
-        yield from _wrapped(doc)
+        yield from _wrapped(doc, warnings)
 
 
-def _wrapped(doc: RawDocument) -> Iterator[Group]:
+def _wrapped(doc: RawDocument, warnings: list[str] | None) -> Iterator[Group]:
     """The groups of a v5 file: its set's cards, each AllPrintings set's, AtomicCards'."""
     atomic: list[dict[str, Any]] = []  # AtomicCards' entries, one per name
-    for key, value in kvitems(doc, "data"):
+    for key, value in kvitems(doc, "data", warnings):
         if key == "cards" and isinstance(value, list):  # a set file
             yield partial(_set_info, doc, "data."), (c for c in value if isinstance(c, dict))
         elif isinstance(value, dict) and isinstance(value.get("cards"), list):  # AllPrintings
@@ -256,7 +259,7 @@ def parse(doc: RawDocument) -> ParsedDocument:
     def rulings() -> Iterator[ParsedRuling]:
         position, named = 0, False
         local: dict[tuple[str, str, str], LocalName] = {}
-        for info, group in groups(doc):
+        for info, group in groups(doc, warnings):
             seen: dict[str, set[tuple[str, str | None]]] = {}
             known: SetInfo | None = None
             for ruling in _rulings(_naming(group, local), seen, warnings):

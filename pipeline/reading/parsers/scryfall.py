@@ -62,5 +62,5 @@ def _objects(doc: RawDocument, warnings: list[str]) -> Iterator[tuple[str, Any]]
             yield f"line {number}", value
         return
     kind, _ = top_level(doc)
-    for index, value in enumerate(items(doc, "data.item" if kind == "map" else "item")):
+    for index, value in enumerate(items(doc, "data.item" if kind == "map" else "item", warnings)):
         yield f"item {index}", value
