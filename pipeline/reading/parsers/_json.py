@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import ijson
 
+from pipeline.decoding.look import Checked, check_limits, line_limit
 from pipeline.errors import InputError
 from pipeline.limits import MAX_NUMBER, over
-from pipeline.reading.parsers._look import Checked, check_limits
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -121,11 +121,6 @@ def kvitems(doc: RawDocument, prefix: str) -> Any:  # noqa: ANN401 - JSON values
             yield from ijson.kvitems(source, prefix, use_float=True)
         except ijson.JSONError as exc:
             raise InputError(doc.path, f"invalid JSON: {exc}") from exc
-
-
-def line_limit(limits: Limits) -> int:
-    """The longest line of JSON Lines read: four times the longest string allowed."""
-    return 4 * limits.string
 
 
 def is_json_lines(source: BinaryIO, limits: Limits) -> bool:
