@@ -30,6 +30,7 @@ from standin import RULES_2024, Fault, StandIn, all_printings, serving
 from pipeline.cli import cli
 from pipeline.fetching.client import Settings
 from pipeline.fetching.fetch import FetchReport, Upstreams, fetch
+from pipeline.fetching.raw import locked
 from pipeline.fetching.verify import VerifyError, verify
 
 if TYPE_CHECKING:
@@ -382,6 +383,18 @@ def test_a_second_update_waits_for_the_first(stand_in: StandIn, tmp_path: Path) 
     assert code == 0
     assert time.monotonic() - started > 0.5  # it waited for the first
     assert f"comprules: {RULES_PATH} unchanged" in stdout  # what the first had fetched
+
+
+def test_an_update_exits_4_while_a_fetch_holds_raw(stand_in: StandIn, tmp_path: Path) -> None:
+    """`update` while another job holds the raw folder: exit 4, nothing fetched nor stored."""
+    raw, out = tmp_path / "raw", tmp_path / "out"
+    with locked(raw):
+        code, stdout, stderr = _cli(stand_in, "update", raw, "--out", str(out))
+    assert code == 4
+    assert stderr.startswith(f"Error: {raw}: another fetch or update is writing this raw folder")
+    assert stdout == ""
+    assert stand_in.log == []
+    assert not out.exists()
 
 
 def test_a_text_with_a_hole_of_nul_bytes_is_refused(stand_in: StandIn, tmp_path: Path) -> None:
