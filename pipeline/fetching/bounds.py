@@ -57,7 +57,10 @@ class Deadline:
 
 
 class Reading:
-    """One response's body, read within a deadline and a size cap, decoded if encoded."""
+    """One response's body, read within a deadline and a size cap, decoded if encoded.
+
+    CAP: the most bytes the file may have, and the option that sets it.
+    """
 
     def __init__(
         self,
@@ -65,9 +68,11 @@ class Reading:
         deadline: Deadline,
         clock: Callable[[], float],
         cap: tuple[int, str],
+        count: Callable[[int], None],
     ) -> None:
         self.response, self.deadline, self.clock = response, deadline, clock
         self.cap, self.cap_option = cap
+        self.count = count  # told the size of each read off the wire
         self.url = response.url
         self.received = 0  # bytes off the wire (encoded, if the body is)
         self.broken: requests.RequestException | None = None
@@ -86,6 +91,7 @@ class Reading:
         if self.broken is not None:
             raise self.broken
         self.received += len(data)
+        self.count(len(data))
         return data
 
     def check_time(self) -> None:

@@ -198,8 +198,11 @@ class Client:
 
     def _reading(
         self, response: requests.Response, attempts: _Attempts, cap: tuple[int, str]
-    ) -> _Counted:
-        return _Counted(response, attempts.deadline, self.settings.clock, cap, self)
+    ) -> Reading:
+        return Reading(response, attempts.deadline, self.settings.clock, cap, self._count)
+
+    def _count(self, size: int) -> None:
+        self.downloaded += size
 
     def _send(self, url: str, headers: dict[str, str], attempts: _Attempts) -> requests.Response:
         """One GET, after the pause the host is owed since the last request to it."""
@@ -220,26 +223,6 @@ class Client:
             )
         finally:
             self._last[host] = time.monotonic()
-
-
-class _Counted(Reading):
-    """A response's body, read within its bounds, its bytes counted for the client."""
-
-    def __init__(
-        self,
-        response: requests.Response,
-        deadline: Deadline,
-        clock: Callable[[], float],
-        cap: tuple[int, str],
-        client: Client,
-    ) -> None:
-        super().__init__(response, deadline, clock, cap)
-        self.client = client
-
-    def read(self, size: int = _CHUNK) -> bytes:
-        data = super().read(size)
-        self.client.downloaded += len(data)
-        return data
 
 
 class _Body:

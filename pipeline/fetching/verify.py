@@ -31,6 +31,7 @@ from pipeline.limits import Limits, over
 
 _CHUNK = 1024 * 1024
 _NEWLINE = ord("\n")
+_COMPRESSED = {".gz": Compression.GZIP, ".xz": Compression.XZ}  # by the stored name's suffix
 _RELEASE = re.compile(r"These rules are (?:effective|current) as of")
 _RULES_HEAD = 64 * 1024  # the date line is printed under the title
 _BOMS = (
@@ -111,6 +112,7 @@ class _Timed:
         self.deadline = time.monotonic() + limits.seconds
 
     def read(self, n: int = -1) -> bytes:
+        """At most N bytes (a chunk for N < 0: never the whole file at once)."""
         if time.monotonic() > self.deadline:
             found = "verifying took too long"
             raise InputError(self.name, over("seconds", found, self.limits.seconds))
@@ -124,14 +126,9 @@ class _Timed:
 
 
 def _check_format(raw: BinaryIO, name: str, stored: int, limits: Limits) -> None:
-    kind = (
-        Compression.GZIP
-        if name.endswith(".gz")
-        else Compression.XZ
-        if name.endswith(".xz")
-        else None
-    )
-    content = name.removesuffix(".gz").removesuffix(".xz")
+    suffix = name[name.rfind(".") :]
+    kind = _COMPRESSED.get(suffix)
+    content = name.removesuffix(suffix) if kind is not None else name
     if kind is None:
         _check_content(raw, name, content, limits)
         return
