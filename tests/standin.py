@@ -85,7 +85,8 @@ def all_printings() -> bytes:
 class Fault:
     """One misbehaviour: a STATUS with HEADERS, a body CUT after so many bytes, or SILENCE.
 
-    DRIP: seconds between two bytes of the body, announced as LENGTH bytes if given.
+    DRIP: seconds between two bytes of the body, announced as LENGTH bytes if given;
+    HEADER_DRIP: seconds between two bytes of a header that never ends (40 bytes, then closed).
     """
 
     status: int | None = None
@@ -94,6 +95,7 @@ class Fault:
     silence: float | None = None
     drip: float | None = None
     length: int | None = None
+    header_drip: float | None = None
 
 
 @dataclass
@@ -213,10 +215,26 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.status is not None:
             self._reply(logged, fault.status, b"busy", fault.headers)
             return
+        if fault is not None and fault.header_drip is not None:
+            self._header_drip(logged, fault.header_drip)
+            return
         if fault is not None and fault.drip is not None:
             self._drip(logged, found.body, fault)
             return
         self._file(found, logged, fault.cut if fault is not None else None)
+
+    def _header_drip(self, logged: Logged, seconds: float) -> None:
+        """A status line, then a header a byte every SECONDS, 40 of them; then the end."""
+        logged.status = 200
+        try:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            for _ in range(40):
+                self.wfile.flush()
+                time.sleep(seconds)
+                self.wfile.write(b"a")
+        except OSError:
+            return  # the client gave up
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def _drip(self, logged: Logged, body: bytes, fault: Fault) -> None:
         """BODY a byte every DRIP seconds under its announced length; then the end."""

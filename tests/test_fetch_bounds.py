@@ -120,6 +120,21 @@ def test_a_dripping_body_stops_at_the_request_deadline(stand_in: StandIn, tmp_pa
     assert not (tmp_path / "raw" / RULES_PATH).exists()
 
 
+def test_dripping_headers_stop_at_the_request_deadline(stand_in: StandIn, tmp_path: Path) -> None:
+    """A header a byte every 0.25 s: cut off at the request's deadline.
+
+    Not at the header's end (40 bytes, 10 s): the watchdog shuts the socket down.
+    """
+    stand_in.files["/rules/"].faults = [Fault(header_drip=0.25)]
+    started = time.monotonic()
+    report = _fetch(stand_in, tmp_path / "raw", "comprules", request_seconds=1.0)
+    assert time.monotonic() - started < 3
+    [failure] = report.failures
+    assert failure.startswith(
+        f"comprules: {stand_in.url}/rules/: not done within the request's 1 s (--request-time)"
+    )
+
+
 def test_the_run_budget_ends_the_sources_left(stand_in: StandIn, tmp_path: Path) -> None:
     """A run of 1 s: the dripping rules take it all; MTGJSON, after them, fails at once."""
     stand_in.serve(RULES_URL, RULES_2024[:24], faults=[Fault(drip=0.25, length=10**6)])

@@ -1,8 +1,8 @@
 """What bounds one response: the time left (a request's, its source's, the run's) and its size.
 
-A body is read a network read at a time (`read1`), so a server that drips a byte now and then
-is stopped at the deadline, late by at most the read timeout; its size is counted as it is
-written, so a body past its cap is refused as soon as it goes over. A Content-Encoding the
+A body is read a network read at a time (`read1`), the deadline checked after each (the
+watchdog, watchdog.py, cuts off a read still blocked at the deadline); its size is counted as
+it is written, so a body past its cap is refused as soon as it goes over. A Content-Encoding the
 server added is undone here with the reader's decoder, under the same caps
 (pipeline.decoding), never by the HTTP library.
 """
@@ -78,7 +78,10 @@ class Reading:
         self.broken: requests.RequestException | None = None
 
     def read(self, size: int = _CHUNK) -> bytes:
-        """At most SIZE bytes off the wire (one network read); b"" at the end."""
+        """At most SIZE bytes off the wire (one network read); b"" at the end.
+
+        A read the watchdog cut off at the deadline raises the deadline's FetchError.
+        """
         self.check_time()
         try:
             data: bytes = self.response.raw.read1(max(size, 1), decode_content=False)
@@ -88,6 +91,7 @@ class Reading:
             self.broken = requests.exceptions.ChunkedEncodingError(exc)
         except urllib3.exceptions.HTTPError as exc:
             self.broken = requests.exceptions.ConnectionError(exc)
+        self.check_time()
         if self.broken is not None:
             raise self.broken
         self.received += len(data)

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from pipeline.fetching import watchdog
 from pipeline.fetching.bounds import Deadline, FetchError, Reading
 from pipeline.limits import Limits
 
@@ -102,6 +103,8 @@ class _Attempts:
     def again(self, reason: str, retry_after: float | None = None) -> None:
         self.made += 1
         s = self.settings
+        if s.clock() >= self.deadline.at:  # the watchdog cut the request off, or time is up
+            raise FetchError(self.url, f"not done within {self.deadline.what} ({reason})")
         if retry_after is not None and retry_after > s.max_wait:
             msg = (f"{reason}, Retry-After {retry_after:g} s is over the {s.max_wait:g} s "
                    "allowed (--max-wait): not retried")  # fmt: skip
@@ -129,6 +132,10 @@ class Client:
         s = self.settings
         self.run = Deadline.after(s.clock(), s.total_seconds, "the run's", "--max-time")
         self.source = Deadline()
+        self.watchdog = watchdog.Watchdog(s.clock)
+        watched = watchdog.adapter(self.watchdog)
+        self.session.mount("http://", watched)
+        self.session.mount("https://", watched)
 
     def begin(self, source: str) -> None:
         """Start SOURCE: its own time budget, within the run's."""
@@ -149,19 +156,20 @@ class Client:
     def get(self, url: str, *, accept: str, limit: int = SMALL_LIMIT) -> bytes:
         """The body of a small document (an index, a digest, a page), retried as needed."""
         attempts = self._attempts(url)
-        while True:
-            try:
-                with self._send(url, {"Accept": accept, "Accept-Encoding": "gzip"},
-                                attempts) as response:  # fmt: skip
-                    if response.status_code != requests.codes.ok:
-                        _refuse_or_wait(response, attempts)
-                        continue
-                    body = self._reading(response, attempts, (limit, "an index, a page"))
-                    return b"".join(body.chunks(self.settings.limits))
-            except _TRANSIENT as exc:
-                attempts.again(describe(exc))
-            except requests.RequestException as exc:
-                raise FetchError(url, describe(exc)) from exc
+        with self.watchdog.watching(attempts.deadline.at):
+            while True:
+                try:
+                    with self._send(url, {"Accept": accept, "Accept-Encoding": "gzip"},
+                                    attempts) as response:  # fmt: skip
+                        if response.status_code != requests.codes.ok:
+                            _refuse_or_wait(response, attempts)
+                            continue
+                        body = self._reading(response, attempts, (limit, "an index, a page"))
+                        return b"".join(body.chunks(self.settings.limits))
+                except _TRANSIENT as exc:
+                    attempts.again(describe(exc))
+                except requests.RequestException as exc:
+                    raise FetchError(url, describe(exc)) from exc
 
     def download(
         self,
@@ -182,19 +190,20 @@ class Client:
         """
         attempts = self._attempts(url)
         body = _Body(handle)
-        while True:
-            headers = body.headers(accept, validators)
-            try:
-                with self._send(url, headers, attempts) as response:
-                    reading = self._reading(response, attempts, cap)
-                    done = body.take(response, headers, attempts, reading)
-                if done is not None:
-                    return done
-            except _TRANSIENT as exc:
-                where = f" after {body.got:,} bytes" if body.got else ""
-                attempts.again(describe(exc) + where)
-            except requests.RequestException as exc:
-                raise FetchError(url, describe(exc)) from exc
+        with self.watchdog.watching(attempts.deadline.at):
+            while True:
+                headers = body.headers(accept, validators)
+                try:
+                    with self._send(url, headers, attempts) as response:
+                        reading = self._reading(response, attempts, cap)
+                        done = body.take(response, headers, attempts, reading)
+                    if done is not None:
+                        return done
+                except _TRANSIENT as exc:
+                    where = f" after {body.got:,} bytes" if body.got else ""
+                    attempts.again(describe(exc) + where)
+                except requests.RequestException as exc:
+                    raise FetchError(url, describe(exc)) from exc
 
     def _reading(
         self, response: requests.Response, attempts: _Attempts, cap: tuple[int, str]
