@@ -15,9 +15,10 @@ from tqdm import tqdm
 
 from pipeline import interrupts
 from pipeline.errors import PipelineError, StoreError, UsageError
-from pipeline.fetching.client import Settings
+from pipeline.fetching.client import MAX_SIZE, Settings
 from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
 from pipeline.ingest import IngestReport, Outcome, ingest
+from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.output import write_output
 from pipeline.reading.executor import EXECUTORS
@@ -221,6 +222,35 @@ def _ingest_exit(report: IngestReport) -> int:
 
 
 _UPSTREAMS, _SETTINGS = Upstreams(), Settings()  # the defaults the options show
+_UNITS = {"": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30,
+          "gib": 1 << 30}  # fmt: skip
+
+
+class _Size(click.ParamType[int, object]):
+    """A size in bytes, or with a binary unit: 16MiB, 4GiB, 500KiB."""
+
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:  # noqa: ANN401 - click's signature
+        """VALUE as a whole number of bytes, at least 1."""
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        number = text.rstrip("kmgib")
+        unit = text[len(number) :]
+        if not number.isdigit() or unit not in _UNITS or int(number) < 1:
+            self.fail(
+                f"{value!r} is not a size (bytes, or a number with KiB, MiB or GiB)", param, ctx
+            )
+        return int(number) * _UNITS[unit]
+
+
+def _shown(size: int) -> str:
+    """SIZE in the largest binary unit that divides it: 4GiB, 16MiB."""
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
 
 
 def _fetch_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -246,6 +276,21 @@ def _fetch_options(command: Callable[..., None]) -> Callable[..., None]:
         click.option("--max-wait", type=click.FloatRange(min=0), default=_SETTINGS.max_wait,
                      show_default=True, help="Longest wait before a retry; a Retry-After "
                      "above it fails the source."),
+        click.option("--request-time", type=click.FloatRange(min=0.1),
+                     default=_SETTINGS.request_seconds, show_default=True, help="Seconds one "
+                     "request may take, its body, retries and waits included."),
+        click.option("--source-time", type=click.FloatRange(min=0.1),
+                     default=_SETTINGS.source_seconds, show_default=True, help="Seconds one "
+                     "source may take, every request and wait included."),
+        click.option("--max-time", type=click.FloatRange(min=0.1),
+                     default=_SETTINGS.total_seconds, show_default=True, help="Seconds the "
+                     "whole fetch may take; the sources left when it is spent fail."),
+        *(click.option(f"--{name}-max-size", type=_Size(), default=_shown(MAX_SIZE[name]),
+                       show_default=True, help=f"Largest {name} file taken (decoded), in "
+                       "bytes or with KiB, MiB, GiB.") for name in SOURCES),
+        click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
+                     help="Seconds to wait for another fetch or update holding --raw (update: "
+                     "and for another ingest writing --out)."),
     ]  # fmt: skip
     for option in reversed(options):
         command = option(command)
@@ -258,12 +303,21 @@ def _fetching(options: dict[str, Any]) -> tuple[list[str], Upstreams, Settings]:
     upstreams = Upstreams(
         options["scryfall_api"], options["mtgjson_api"], options["comprules_page"]
     )
+    try:
+        limits = Limits.from_env()
+    except PipelineError as exc:
+        _fail(exc)
     settings = Settings(
         pause=options["pause"],
         connect_timeout=min(_SETTINGS.connect_timeout, options["timeout"]),
         read_timeout=options["timeout"],
         retries=options["retries"],
         max_wait=options["max_wait"],
+        request_seconds=options["request_time"],
+        source_seconds=options["source_time"],
+        total_seconds=options["max_time"],
+        max_size={name: options[f"{name}_max_size"] for name in SOURCES},
+        limits=limits,
     )
     return names, upstreams, settings
 
@@ -275,10 +329,16 @@ def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, ty
 
     scryfall: the bulk rulings and the oracle cards (raw/.catalog/, the ingest's catalog);
     mtgjson: AllPrintings.json.xz, checked against its sha256; comprules: the current
-    Comprehensive Rules text. Exit 0 all fetched, 3 some sources failed, 1 all failed.
+    Comprehensive Rules text. Each download is bounded in time and size and verified under
+    the reader's caps (PIPELINE_MAX_EXPANDED, PIPELINE_MAX_RATIO, PIPELINE_MAX_DEPTH, ...).
+    Exit 0 all fetched, 3 some sources failed, 1 all failed, 4 another job holds --raw.
     """
     names, upstreams, settings = _fetching(options)
-    report = fetch(names, raw=options["raw"], upstreams=upstreams, settings=settings)
+    try:
+        report = fetch(names, raw=options["raw"], upstreams=upstreams, settings=settings,
+                       wait=options["wait"])  # fmt: skip
+    except PipelineError as exc:
+        _fail(exc)
     _echo_fetch(report)
     sys.exit(_fetch_exit(report))
 
@@ -294,8 +354,6 @@ def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, ty
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     help="Card catalog besides those in RAW/.catalog/. Repeatable.",
 )
-@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
-              help="Seconds to wait for another ingest writing the same --out.")  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1),
               help="Processes for the per-file stage [default: the cores].")  # fmt: skip
 def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
@@ -303,8 +361,8 @@ def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, t
 
     Only the files that changed are read; when nothing did, no run is recorded. Exit 0 all
     fetched and stored (or nothing new), 3 a source failed or inputs were rejected (the rest
-    stored), 5 every input rejected, 1 nothing fetched or stored, 4 another ingest holds
-    the lock.
+    stored), 5 every input rejected, 1 nothing fetched or stored, 4 another job holds
+    --raw or another ingest --out.
     """
     names, upstreams, settings = _fetching(options)
     with interrupts.guarded() as guard:

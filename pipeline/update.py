@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.fetching.fetch import SOURCES, FetchReport, fetch
+from pipeline.fetching.raw import locked
 from pipeline.ingest import IngestReport, ingest
 
 if TYPE_CHECKING:
@@ -44,20 +45,25 @@ def update(
     brought nothing new leaves nothing to read), with the catalogs of `RAW/.catalog/`
     and CATALOG_FILES; a run with nothing new is not recorded. When every source failed,
     nothing is ingested. FETCHED is told the fetch's report before the ingest starts.
+
+    RAW's lock is held from the fetch to the end of the ingest, so no other fetch replaces
+    a file while it is read; OUT's as every ingest does. WAIT is how long each may be waited
+    for (LockBusyError after).
     """
-    report = fetch(names, raw=raw, upstreams=upstreams, settings=settings)
-    if fetched is not None:
-        fetched(report)
-    if report.failed and len(report.failed) == len(report.sources):
-        return UpdateReport(report, None)
-    ingested = ingest(
-        [raw],
-        out=out,
-        catalog_files=catalog_files,
-        wait=wait,
-        workers=workers,
-        progress=progress,
-        isolate=isolate,
-        record_unchanged=False,
-    )
+    with locked(raw, wait):
+        report = fetch(names, raw=raw, upstreams=upstreams, settings=settings, lock=False)
+        if fetched is not None:
+            fetched(report)
+        if report.failed and len(report.failed) == len(report.sources):
+            return UpdateReport(report, None)
+        ingested = ingest(
+            [raw],
+            out=out,
+            catalog_files=catalog_files,
+            wait=wait,
+            workers=workers,
+            progress=progress,
+            isolate=isolate,
+            record_unchanged=False,
+        )
     return UpdateReport(report, ingested)

@@ -2,7 +2,9 @@
 
 One ThreadingHTTPServer on 127.0.0.1 (port 0) serves files by path; each path may be given
 faults, used one per request: a status (429 with Retry-After, 503), a body cut off after
-some bytes (the connection closed), or silence. Every request is logged with its headers.
+some bytes (the connection closed), silence, or a body dripped a byte at a time under a
+Content-Length it may lie about. Every request is logged with its headers. A dripping body
+ends by itself (its bytes, then the connection closed), so no test waits on it for long.
 """
 
 from __future__ import annotations
@@ -81,12 +83,19 @@ def all_printings() -> bytes:
 
 @dataclass
 class Fault:
-    """One misbehaviour: a STATUS with HEADERS, a body CUT after so many bytes, or SILENCE."""
+    """One misbehaviour: a STATUS with HEADERS, a body CUT after so many bytes, or SILENCE.
+
+    DRIP: seconds between two bytes of the body, announced as LENGTH bytes if given;
+    HEADER_DRIP: seconds between two bytes of a header that never ends (40 bytes, then closed).
+    """
 
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     cut: int | None = None
     silence: float | None = None
+    drip: float | None = None
+    length: int | None = None
+    header_drip: float | None = None
 
 
 @dataclass
@@ -98,6 +107,7 @@ class Resource:
     ranges: bool = True
     validators: bool = True
     faults: list[Fault] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)  # on every answer (Content-Encoding)
 
     @property
     def etag(self) -> str:
@@ -205,10 +215,45 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.status is not None:
             self._reply(logged, fault.status, b"busy", fault.headers)
             return
+        if fault is not None and fault.header_drip is not None:
+            self._header_drip(logged, fault.header_drip)
+            return
+        if fault is not None and fault.drip is not None:
+            self._drip(logged, found.body, fault)
+            return
         self._file(found, logged, fault.cut if fault is not None else None)
 
+    def _header_drip(self, logged: Logged, seconds: float) -> None:
+        """A status line, then a header a byte every SECONDS, 40 of them; then the end."""
+        logged.status = 200
+        try:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            for _ in range(40):
+                self.wfile.flush()
+                time.sleep(seconds)
+                self.wfile.write(b"a")
+        except OSError:
+            return  # the client gave up
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _drip(self, logged: Logged, body: bytes, fault: Fault) -> None:
+        """BODY a byte every DRIP seconds under its announced length; then the end."""
+        logged.status = 200
+        self.send_response(200)
+        self.send_header("Content-Length", str(fault.length or len(body)))
+        self.end_headers()
+        try:
+            for at in range(len(body)):
+                self.wfile.write(body[at : at + 1])
+                self.wfile.flush()
+                logged.sent += 1
+                time.sleep(fault.drip or 0)
+        except OSError:
+            return  # the client gave up
+        self.connection.shutdown(socket.SHUT_RDWR)
+
     def _file(self, found: Resource, logged: Logged, cut: int | None) -> None:
-        headers = {"Content-Type": found.content_type}
+        headers = {"Content-Type": found.content_type, **found.headers}
         if found.validators:
             headers |= {"ETag": found.etag, "Last-Modified": LAST_MODIFIED}
             if found.ranges:

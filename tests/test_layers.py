@@ -10,8 +10,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
 # The stages in the order the data goes through them (docs/architecture.md).
 STAGES = ["fetching", "text", "reading", "folding", "storage", "diffing", "publishing"]
-# Shared vocabulary any stage may import: errors, the row and table shapes, Arrow helpers.
-FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns", "interrupts"}
+# Shared vocabulary any stage may import: errors, the row and table shapes, Arrow helpers, and
+# the bounded decoder both the fetch and the reader decode untrusted bytes with.
+FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns", "interrupts", "decoding"}
 # What runs the stages: the ingest and update orchestrations, the command line around them, the
 # process set-up the package makes on import (Arrow's allocator).
 SHELL = {"__init__", "__main__", "ingest", "update", "cli", "allocator"}

@@ -18,11 +18,15 @@ from urllib.parse import urlsplit
 
 import requests
 
-from pipeline.errors import PipelineError
+from pipeline.fetching import watchdog
+from pipeline.fetching.bounds import Deadline, FetchError, Reading
+from pipeline.limits import Limits
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
+
+__all__ = ["MAX_SIZE", "Client", "Download", "FetchError", "Settings", "Validators", "describe",
+           "retry_after", "user_agent"]  # fmt: skip
 
 # Statuses worth asking again: timeout, too many requests, the server's own errors.
 RETRIED = frozenset({408, 429, *range(500, 600)})
@@ -42,13 +46,10 @@ def user_agent() -> str:
     return f"mtg-rulings-pipeline/{version} (pipeline fetch) python-requests/{requests.__version__}"
 
 
-class FetchError(PipelineError):
-    """A request that failed or a download that was refused, with the URL and the reason."""
-
-    def __init__(self, url: str, reason: str) -> None:
-        super().__init__(f"{url}: {reason}")
-        self.url = url
-        self.reason = reason
+# Today's largest files: Scryfall's all_cards JSON some 2.3 GB (its gzipped JSON Lines far
+# less; rulings 24 MB), MTGJSON's AllPrintings.json.xz about 100 MB (.json.gz about 200 MB),
+# a Comprehensive Rules text about 1 MB (1.7 MB in UTF-16).
+MAX_SIZE = {"scryfall": 4 << 30, "mtgjson": 1 << 30, "comprules": 16 << 20}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,15 @@ class Settings:
     retries: int = 4  # attempts after the first, per request or download
     backoff: float = 1.0  # the first wait between attempts, doubled each time
     max_wait: float = 120.0  # the longest wait; a Retry-After above it is not waited for
+    # Wall-clock bounds, waits included: one request with its retries, one source, the run.
+    request_seconds: float = 900.0
+    source_seconds: float = 1800.0
+    total_seconds: float = 2700.0
+    # The largest file of each source, as stored (an encoding the server added undone).
+    max_size: dict[str, int] = field(default_factory=lambda: dict(MAX_SIZE))
+    limits: Limits = field(default_factory=Limits)  # decoding caps, as the reader's
     sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
     user_agent: str = field(default_factory=user_agent)
 
 
@@ -85,14 +94,17 @@ class Download:
 class _Attempts:
     """The attempts left for one request; waits before the next, raises when none is left."""
 
-    def __init__(self, url: str, settings: Settings) -> None:
+    def __init__(self, url: str, settings: Settings, deadline: Deadline) -> None:
         self.url = url
         self.settings = settings
+        self.deadline = deadline  # the first of the request's, the source's and the run's
         self.made = 0
 
     def again(self, reason: str, retry_after: float | None = None) -> None:
         self.made += 1
         s = self.settings
+        if s.clock() >= self.deadline.at:  # the watchdog cut the request off, or time is up
+            raise FetchError(self.url, f"not done within {self.deadline.what} ({reason})")
         if retry_after is not None and retry_after > s.max_wait:
             msg = (f"{reason}, Retry-After {retry_after:g} s is over the {s.max_wait:g} s "
                    "allowed (--max-wait): not retried")  # fmt: skip
@@ -101,7 +113,11 @@ class _Attempts:
             tries = f"{self.made} attempts" if self.made > 1 else "1 attempt"
             raise FetchError(self.url, f"{reason} (gave up after {tries})")
         wait = retry_after if retry_after is not None else s.backoff * 2 ** (self.made - 1)
-        s.sleep(min(wait, s.max_wait))
+        wait = min(wait, s.max_wait)
+        if s.clock() + wait > self.deadline.at:
+            msg = f"{reason}; a wait of {wait:g} s would pass {self.deadline.what}: not retried"
+            raise FetchError(self.url, msg)
+        s.sleep(wait)
 
 
 class Client:
@@ -113,6 +129,23 @@ class Client:
         self.requests = 0
         self.downloaded = 0  # body bytes received, in every request
         self._last: dict[str, float] = {}
+        s = self.settings
+        self.run = Deadline.after(s.clock(), s.total_seconds, "the run's", "--max-time")
+        self.source = Deadline()
+        self.watchdog = watchdog.Watchdog(s.clock)
+        watched = watchdog.adapter(self.watchdog)
+        self.session.mount("http://", watched)
+        self.session.mount("https://", watched)
+
+    def begin(self, source: str) -> None:
+        """Start SOURCE: its own time budget, within the run's."""
+        s = self.settings
+        self.source = Deadline.after(s.clock(), s.source_seconds, f"{source}'s", "--source-time")
+
+    def _attempts(self, url: str) -> _Attempts:
+        s = self.settings
+        request = Deadline.after(s.clock(), s.request_seconds, "the request's", "--request-time")
+        return _Attempts(url, s, request.first(self.source, self.run))
 
     def __enter__(self) -> Self:
         return self
@@ -122,44 +155,48 @@ class Client:
 
     def get(self, url: str, *, accept: str, limit: int = SMALL_LIMIT) -> bytes:
         """The body of a small document (an index, a digest, a page), retried as needed."""
-        attempts = _Attempts(url, self.settings)
-        while True:
-            try:
-                with self._send(url, {"Accept": accept}) as response:
-                    if response.status_code != requests.codes.ok:
-                        _refuse_or_wait(response, attempts)
-                        continue
-                    body = bytearray()
-                    for chunk in response.iter_content(_CHUNK):
-                        body += chunk
-                        self.downloaded += len(chunk)
-                        if len(body) > limit:
-                            raise FetchError(url, f"more than {limit:,} bytes: not an index")
-                    return bytes(body)
-            except _TRANSIENT as exc:
-                attempts.again(describe(exc))
-            except requests.RequestException as exc:
-                raise FetchError(url, describe(exc)) from exc
+        attempts = self._attempts(url)
+        with self.watchdog.watching(attempts.deadline.at):
+            while True:
+                try:
+                    with self._send(url, {"Accept": accept, "Accept-Encoding": "gzip"},
+                                    attempts) as response:  # fmt: skip
+                        if response.status_code != requests.codes.ok:
+                            _refuse_or_wait(response, attempts)
+                            continue
+                        body = self._reading(response, attempts, (limit, "an index, a page"))
+                        return b"".join(body.chunks(self.settings.limits))
+                except _TRANSIENT as exc:
+                    attempts.again(describe(exc))
+                except requests.RequestException as exc:
+                    raise FetchError(url, describe(exc)) from exc
 
     def download(
-        self, url: str, temp: Path, *, accept: str, validators: Validators | None = None
+        self,
+        url: str,
+        handle: BinaryIO,
+        *,
+        accept: str,
+        validators: Validators | None = None,
+        cap: tuple[int, str] = (1 << 30, "the size cap"),
     ) -> Download:
-        """Stream URL into TEMP, resuming a broken body where the server allows it.
+        """Stream URL into HANDLE, resuming a broken body where the server allows it.
 
-        With VALIDATORS the request is conditional: a 304 leaves TEMP empty. A body that
+        With VALIDATORS the request is conditional: a 304 leaves HANDLE empty. A body that
         breaks off is asked for again from where it stopped (Range, and If-Range with the
         first answer's ETag or Last-Modified, so that a file changed in between is never
         spliced); a server that answers 200 is sending the whole file again, which replaces
-        what was written.
+        what was written. CAP is the most bytes the file may have, and the option that sets it.
         """
-        attempts = _Attempts(url, self.settings)
-        with temp.open("wb") as handle:
-            body = _Body(handle)
+        attempts = self._attempts(url)
+        body = _Body(handle)
+        with self.watchdog.watching(attempts.deadline.at):
             while True:
                 headers = body.headers(accept, validators)
                 try:
-                    with self._send(url, headers) as response:
-                        done = body.take(response, headers, attempts, self._count)
+                    with self._send(url, headers, attempts) as response:
+                        reading = self._reading(response, attempts, cap)
+                        done = body.take(response, headers, attempts, reading)
                     if done is not None:
                         return done
                 except _TRANSIENT as exc:
@@ -168,16 +205,23 @@ class Client:
                 except requests.RequestException as exc:
                     raise FetchError(url, describe(exc)) from exc
 
+    def _reading(
+        self, response: requests.Response, attempts: _Attempts, cap: tuple[int, str]
+    ) -> Reading:
+        return Reading(response, attempts.deadline, self.settings.clock, cap, self._count)
+
     def _count(self, size: int) -> None:
         self.downloaded += size
 
-    def _send(self, url: str, headers: dict[str, str]) -> requests.Response:
+    def _send(self, url: str, headers: dict[str, str], attempts: _Attempts) -> requests.Response:
         """One GET, after the pause the host is owed since the last request to it."""
         s = self.settings
         host = urlsplit(url).netloc
         last = self._last.get(host)
         if last is not None and (wait := last + s.pause - time.monotonic()) > 0:
             s.sleep(wait)
+        if s.clock() > attempts.deadline.at:
+            raise FetchError(url, f"not done within {attempts.deadline.what}")
         self.requests += 1
         try:
             return self.session.get(
@@ -211,7 +255,7 @@ class _Body:
         response: requests.Response,
         headers: dict[str, str],
         attempts: _Attempts,
-        count: Callable[[int], None],
+        reading: Reading,
     ) -> Download | None:
         """Write the answer to HEADERS; the download once whole, None to ask again."""
         status = response.status_code
@@ -234,10 +278,10 @@ class _Body:
         else:
             _refuse_or_wait(response, attempts)
             return None
-        for chunk in response.iter_content(_CHUNK):
+        reading.refuse_announced(expected)
+        for chunk in reading.chunks(attempts.settings.limits, self.got):
             self.handle.write(chunk)
             self.got += len(chunk)
-            count(len(chunk))
         if expected is not None and self.got != expected:
             attempts.again(f"the body ended at {self.got:,} of {expected:,} bytes")
             return None

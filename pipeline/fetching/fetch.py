@@ -1,7 +1,8 @@
 """`pipeline fetch`: each source's latest files into raw/, only those that changed.
 
-A source that fails is one line (the source, the URL, the reason); the others go on. A file
-is put in place only once verified, so a refused download leaves the previous one.
+A source that fails, in whatever way, is one line (the source, the URL, the reason); the
+others go on. A file is put in place only once verified, so a refused download leaves the
+previous one. One fetch at a time writes a raw folder (raw.locked).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import requests
 
+from pipeline.errors import PipelineError
 from pipeline.fetching import comprules, mtgjson, scryfall
 from pipeline.fetching.client import Client, FetchError, Settings, Validators, describe
-from pipeline.fetching.raw import Entry, RawFolder
+from pipeline.fetching.raw import Entry, RawFolder, create_new, locked, same_file
 from pipeline.fetching.verify import VerifyError, verify
 
 if TYPE_CHECKING:
@@ -93,8 +95,17 @@ def fetch(
     raw: Path,
     upstreams: Upstreams | None = None,
     settings: Settings | None = None,
+    wait: float = 0,
+    lock: bool = True,
 ) -> FetchReport:
-    """Fetch the sources NAMES (default: all) into RAW; each failure is reported, not raised."""
+    """Fetch the sources NAMES (default: all) into RAW; each failure is reported, not raised.
+
+    The raw folder's lock is held throughout (waiting up to WAIT seconds for another job;
+    LockBusyError after), unless LOCK is False: the caller holds it (`update`).
+    """
+    if lock:
+        with locked(raw, wait):
+            return fetch(names, raw=raw, upstreams=upstreams, settings=settings, lock=False)
     upstreams = upstreams or Upstreams()
     started = time.monotonic()
     raw.mkdir(parents=True, exist_ok=True)
@@ -106,15 +117,17 @@ def fetch(
 
 
 def _source(name: str, upstream: str, client: Client, folder: RawFolder) -> SourceReport:
+    """One source, on its own: any failure of it is a line, and the next source goes on."""
+    client.begin(name)
     try:
         jobs = _PLANS[name](client, upstream)
-    except (FetchError, OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever it is, it is this source's alone
         return SourceReport(name, failures=(f"{name}: {_line(exc, upstream)}",))
     files, failures = [], []
     for job in jobs:
         try:
             files.append(fetch_file(job, client, folder))
-        except (FetchError, OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - as above: one line, the others go on
             failures.append(f"{name}: {_line(exc, job.url)}")
     return SourceReport(name, tuple(files), tuple(failures))
 
@@ -128,7 +141,12 @@ def _line(exc: BaseException, url: str) -> str:
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{url}: cannot write {where}{exc.strerror or exc}"
-    return f"{url}: {exc}"
+    if isinstance(exc, (ValueError, PipelineError)):
+        return f"{url}: {exc}"
+    if isinstance(exc, RecursionError):
+        return f"{url}: nested too deeply to read"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{url}: {type(exc).__name__}: {text} (not foreseen: please report it)"
 
 
 def _now() -> str:
@@ -140,28 +158,37 @@ def fetch_file(job: Job, client: Client, folder: RawFolder) -> Fetched:
     known = folder.known(job.path, job.url)
     validators = Validators(known.etag, known.last_modified) if known else None
     temp = folder.temp_for(job.path)
+    s = client.settings
+    cap = (s.max_size[job.source], f"--{job.source}-max-size")
     try:
-        got = client.download(job.url, temp, accept=job.accept, validators=validators)
-        now = _now()
-        if not got.modified and known is not None:
-            folder.confirm(job.path, now, extra=job.extra or known.extra)
-            return Fetched(job.path, job.url, changed=False, size=known.size)
-        try:
-            digest = job.digest() if job.digest is not None else None
-            checked = verify(temp, job.path, sha256=digest, size=got.expected)
-        except VerifyError as exc:
+        with create_new(temp) as handle:
+            got = client.download(job.url, handle, accept=job.accept, validators=validators,
+                                  cap=cap)  # fmt: skip
+            now = _now()
+            if not got.modified and known is not None:
+                folder.confirm(job.path, now, extra=job.extra or known.extra)
+                return Fetched(job.path, job.url, changed=False, size=known.size)
             kept = "the previous file is kept" if known else "nothing stored"
-            msg = f"refused: {exc}; {kept}"
-            raise FetchError(job.url, msg) from exc
-        etag, modified = got.validators
-        if known is not None and checked.sha256 == known.sha256:
-            # The same bytes under new validators: the file stays, untouched.
-            folder.confirm(job.path, now, etag=etag, last_modified=modified, extra=job.extra)
-            return Fetched(job.path, job.url, changed=False, size=checked.size)
-        entry = Entry(job.path, job.source, job.item, job.url, etag, modified, checked.size,
-                      checked.sha256, now, now, dict(job.extra))  # fmt: skip
-        old = folder.place(temp, entry)
-        return Fetched(job.path, job.url, changed=True, size=checked.size, superseded=tuple(old))
+            try:
+                digest = job.digest() if job.digest is not None else None
+                checked = verify(handle, job.path, sha256=digest, size=got.expected,
+                                 limits=s.limits)  # fmt: skip
+            except VerifyError as exc:
+                raise FetchError(job.url, f"refused: {exc}; {kept}") from exc
+            if not same_file(handle, temp):
+                msg = f"refused: {temp} was replaced while it was checked; {kept}"
+                raise FetchError(job.url, msg)
+            etag, modified = got.validators
+            if known is not None and checked.sha256 == known.sha256:
+                # The same bytes under new validators: the file stays, untouched.
+                folder.confirm(job.path, now, etag=etag, last_modified=modified, extra=job.extra)
+                return Fetched(job.path, job.url, changed=False, size=checked.size)
+            entry = Entry(job.path, job.source, job.item, job.url, etag, modified, checked.size,
+                          checked.sha256, now, now, dict(job.extra))  # fmt: skip
+            old = folder.place(temp, entry)
+            return Fetched(
+                job.path, job.url, changed=True, size=checked.size, superseded=tuple(old)
+            )
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()

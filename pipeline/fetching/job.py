@@ -6,7 +6,10 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pipeline.decoding.look import check_limits
+from pipeline.errors import InputError
 from pipeline.fetching.client import FetchError
+from pipeline.limits import Limits
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,8 +34,16 @@ class Job:
     extra: dict[str, str] = field(default_factory=dict)  # kept in the state beside the file
 
 
-def parse_json(body: bytes, url: str, what: str) -> Any:  # noqa: ANN401 - JSON is any value
-    """BODY as JSON, or a FetchError naming URL and WHAT it should have been."""
+def parse_json(body: bytes, url: str, what: str, limits: Limits | None = None) -> Any:  # noqa: ANN401 - JSON is any value
+    """BODY as JSON, or a FetchError naming URL and WHAT it should have been.
+
+    The body is looked over for the reader's JSON caps (LIMITS: nesting, strings, numbers)
+    before it is parsed: an index nested 200,000 deep is refused, not a RecursionError.
+    """
+    try:
+        check_limits(body, url, limits or Limits())
+    except InputError as exc:
+        raise FetchError(url, f"{what}: {exc.reason}") from exc
     try:
         return json.loads(body)
     except ValueError as exc:

@@ -21,7 +21,9 @@ def plan(client: Client, api: str) -> list[Job]:
     """The AllPrintings download, with the build's version and date from Meta.json."""
     base = api.rstrip("/")
     meta_url = f"{base}/Meta.json"
-    meta = parse_json(client.get(meta_url, accept=ACCEPT_JSON), meta_url, "Meta.json")
+    meta = parse_json(
+        client.get(meta_url, accept=ACCEPT_JSON), meta_url, "Meta.json", client.settings.limits
+    )
     build = (meta.get("meta") or meta.get("data")) if isinstance(meta, dict) else None
     if not isinstance(build, dict) or not isinstance(build.get("version"), str):
         raise FetchError(meta_url, "Meta.json has no meta.version")

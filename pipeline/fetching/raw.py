@@ -5,19 +5,37 @@ the reader passes over hidden names) and put in place by one `os.replace` once v
 `.fetch.json` keeps, per file, what the next run needs to ask "only if changed" (URL, ETag,
 Last-Modified) and what proves it (size, sha256, fetch time). `manifest.csv` gets a row per
 fetched file with its `fetched_at`, the reader's as-of date for files that carry none.
+
+Every temporary file is created anew (O_EXCL, O_NOFOLLOW): a link or a stale file where it
+goes is removed, never written through. One job at a time writes the folder: `fetch` and
+`update` hold `.fetch.lock` (an OS lock, released when its holder dies). The state is
+trusted for nothing outside the folder: an entry whose path leaves it is dropped.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import errno
+import fcntl
 import io
 import json
 import os
+import stat
+import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, BinaryIO
+
+from pipeline.errors import LockBusyError, PipelineError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 STATE_NAME = ".fetch.json"
+LOCK_NAME = ".fetch.lock"
+_CREATE = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_POLL = 0.2  # seconds between two tries of a busy lock
 MANIFEST_NAME = "manifest.csv"  # the reader's manifest (pipeline.reading.read.MANIFEST_NAME)
 _STATE_VERSION = 1
 _COLUMNS = ["path", "card", "source", "fetched_at", "date_order"]
@@ -40,11 +58,75 @@ class Entry:
     extra: dict[str, str] = field(default_factory=dict)  # MTGJSON's version, Scryfall's updated_at
 
 
+def create_new(path: Path) -> BinaryIO:
+    """A new empty file at PATH, open to write and read: created here, never opened through.
+
+    Whatever is at PATH already (a temporary file a killed run left, a link put there) is
+    removed first without being followed; a folder there is an OSError naming it.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder where a temporary file goes", str(path))
+        path.unlink()  # a link goes, not what it points to
+    return os.fdopen(os.open(path, _CREATE, 0o644), "w+b")
+
+
+def same_file(handle: BinaryIO, path: Path) -> bool:
+    """Whether PATH is still the very file HANDLE has open (not a link, not another file)."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(handle.fileno())
+    return stat.S_ISREG(found.st_mode) and (found.st_dev, found.st_ino) == (
+        held.st_dev,
+        held.st_ino,
+    )
+
+
+@contextlib.contextmanager
+def locked(root: Path, wait: float = 0) -> Iterator[None]:
+    """Hold the raw folder ROOT's lock; LockBusyError after WAIT seconds if another job has it."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        msg = f"{root}: cannot lock the raw folder ({LOCK_NAME}: {exc.strerror or exc})"
+        raise PipelineError(msg) from exc
+    try:
+        until = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= until:
+                    msg = (
+                        f"{root}: another fetch or update is writing this raw folder; "
+                        f"try again later or pass --wait SECONDS (waited {wait:g} s)"
+                    )
+                    raise LockBusyError(msg) from None
+                time.sleep(min(_POLL, max(until - time.monotonic(), 0.01)))
+        yield
+    finally:
+        os.close(fd)  # the lock goes with it
+
+
+def inside(path: str) -> bool:
+    """Whether PATH, from the state, names a file inside the raw folder."""
+    pure = PurePosixPath(path)
+    return bool(path) and not pure.is_absolute() and ".." not in pure.parts and "\\" not in path
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write DATA to PATH through a hidden temporary file beside it and one os.replace."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with temp.open("wb") as handle:
+        with create_new(temp) as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -65,10 +147,11 @@ class RawFolder:
         path = self.root / STATE_NAME
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return {e["path"]: Entry(**e) for e in data["files"]}
+            entries = [Entry(**e) for e in data["files"]]
+            return {e.path: e for e in entries if inside(e.path)}
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             # An unreadable state costs one full download per file, never a wrong answer.
             return {}
 

@@ -26,11 +26,16 @@ FILES = {"rulings": "scryfall/rulings", "oracle_cards": ".catalog/scryfall-oracl
 def plan(client: Client, api: str) -> list[Job]:
     """Read the bulk-data index: the download of each of FILES, newest format first."""
     url = f"{api.rstrip('/')}/bulk-data"
-    index = parse_json(client.get(url, accept=ACCEPT_JSON), url, "the bulk-data index")
+    index = parse_json(
+        client.get(url, accept=ACCEPT_JSON), url, "the bulk-data index", client.settings.limits
+    )
     entries = index.get("data") if isinstance(index, dict) else None
     if not isinstance(entries, list):
         raise FetchError(url, "the bulk-data index has no 'data' list")
-    by_type = {e.get("type"): e for e in entries if isinstance(e, dict)}
+    # An entry is taken only by a type that is a string: {"type": ["rulings"]} is no entry.
+    by_type = {
+        e["type"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("type"), str)
+    }
     jobs = []
     for kind, stem in FILES.items():
         entry = by_type.get(kind)

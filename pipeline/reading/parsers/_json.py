@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import ijson
 
+from pipeline.decoding.look import Checked, check_limits, line_limit
 from pipeline.errors import InputError
 from pipeline.limits import MAX_NUMBER, over
 from pipeline.reading.parsers import _surrogates as surrogates
-from pipeline.reading.parsers._look import Checked, check_limits
 from pipeline.reading.parsers._surrogates import Repaired
 
 if TYPE_CHECKING:
@@ -134,11 +134,6 @@ def kvitems(doc: RawDocument, prefix: str, warnings: list[str] | None = None) ->
             raise InputError(doc.path, f"invalid JSON: {exc}") from exc
         if source.replaced and warnings is not None:
             warnings.append(surrogates.warning(source.replaced))
-
-
-def line_limit(limits: Limits) -> int:
-    """The longest line of JSON Lines read: four times the longest string allowed."""
-    return 4 * limits.string
 
 
 def is_json_lines(source: BinaryIO, limits: Limits) -> bool:
