@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import signal
 import sys
 from pathlib import Path
@@ -20,10 +19,9 @@ from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
 from pipeline.ingest import IngestReport, Outcome, ingest
 from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileStatus, Layout
-from pipeline.output import write_output
+from pipeline.publishing.output import write_output
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
-from pipeline.storage.store import LOCK
 from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
@@ -174,7 +172,6 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
 def _guarded(run: Callable[..., _Report], *args: Any, **options: Any) -> _Report:  # noqa: ANN401
     """RUN(*ARGS, **OPTIONS): its errors and an interrupt before its commit as exit codes."""
     try:
-        _check_lockable(options["out"])
         return run(*args, **options)
     except PipelineError as exc:
         _fail(exc)
@@ -185,27 +182,6 @@ def _guarded(run: Callable[..., _Report], *args: Any, **options: Any) -> _Report
     finally:
         for bar in _BARS:
             bar.close()
-
-
-def _check_lockable(out: Path) -> None:
-    """Refuse a dataset folder in which its writer lock cannot even be made (`--out /proc`).
-
-    The lock library takes a lock file it cannot create for one another process holds:
-    the run would exit 4, "busy", which a cron wrapper reads as "try again later". A folder
-    not there yet is made by the run (which says so if it cannot be).
-    """
-    if not out.is_dir():
-        return
-    lock = out / LOCK
-    try:
-        os.close(os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
-    except OSError as exc:
-        why = exc.strerror or str(exc)
-        msg = (
-            f"{escaped(str(out))}: cannot make the dataset's writer lock {LOCK} there ({why}): "
-            "not a folder a dataset can be written in; give --out another folder"
-        )
-        raise StoreError(msg) from exc
 
 
 def _after_commit(guard: interrupts.Guard, report: IngestReport) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pipeline.fetching.fetch import SOURCES, FetchReport, fetch
 from pipeline.fetching.raw import locked
 from pipeline.ingest import IngestReport, ingest
+from pipeline.storage import store
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -50,6 +51,7 @@ def update(
     a file while it is read; OUT's as every ingest does. WAIT is how long each may be waited
     for (LockBusyError after).
     """
+    store.lockable(out)  # a dataset folder that cannot be written fails before any fetch
     with locked(raw, wait):
         report = fetch(names, raw=raw, upstreams=upstreams, settings=settings, lock=False)
         if fetched is not None:

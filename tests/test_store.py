@@ -250,3 +250,10 @@ def test_a_part_holds_only_the_dictionary_values_its_rows_use(tmp_path: Path) ->
     assert on_disk["new_text_hash"].to_pylist() == [f"{7:064x}", f"{7:064x}", f"{4_321:064x}"]
     assert len(column.dictionary) == 2
     assert path.stat().st_size < 10_000  # the pool's 5,000 hashes are 320 KB
+
+
+def test_a_folder_where_no_lock_can_be_made_is_no_busy_dataset(raw_copy: Path) -> None:
+    """ingest() into /proc fails with why, as a StoreError: never LockBusyError ("try later")."""
+    with pytest.raises(StoreError, match=r"^/proc: cannot make the dataset's writer lock") as info:
+        ingest([raw_copy], out=Path("/proc"))
+    assert not isinstance(info.value, LockBusyError)

@@ -13,6 +13,7 @@ Writing is commit.py's: versions switched at once.
 
 from __future__ import annotations
 
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -173,6 +174,7 @@ def writer_lock(out: Path, wait: float = 0) -> Iterator[None]:
     lock = filelock.FileLock(out / LOCK)
     try:
         out.mkdir(parents=True, exist_ok=True)
+        lockable(out)
         lock.acquire(timeout=wait)
     except filelock.Timeout as exc:
         msg = (
@@ -188,6 +190,28 @@ def writer_lock(out: Path, wait: float = 0) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+def lockable(out: Path) -> None:
+    """Make the lock file of the folder OUT if it is missing, never through a link.
+
+    The lock library takes a lock file it cannot create (`--out /proc`) for one another
+    process holds: the run would be "busy", which a cron wrapper reads as "try again later".
+    Here such a folder is a StoreError saying why. A folder not made yet passes: the writer
+    makes it (and says so if it cannot).
+    """
+    if not out.is_dir():
+        return
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        os.close(os.open(out / LOCK, flags, 0o644))
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        msg = (
+            f"{escaped(str(out))}: cannot make the dataset's writer lock {LOCK} there ({why}): "
+            "not a folder a dataset can be written in; give --out another folder"
+        )
+        raise StoreError(msg) from exc
 
 
 def read_table(
