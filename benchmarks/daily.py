@@ -88,7 +88,8 @@ def _changes(out: Path, run: int) -> dict[str, int]:
     if not part.exists():
         return {}
     counts = pc.value_counts(pq.read_table(part, columns=["change"])["change"])
-    return {str(c["values"]): int(c["counts"]) for c in counts.to_pylist()}
+    kinds, numbers = counts.field("values").to_pylist(), counts.field("counts").to_numpy()
+    return {str(kind): int(number) for kind, number in zip(kinds, numbers, strict=True)}
 
 
 def _slope(values: list[float]) -> float:
