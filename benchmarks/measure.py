@@ -62,10 +62,7 @@ def _environment(extra: dict[str, str] | None) -> dict[str, str]:
 
 
 def _run(options: list[str], env: dict[str, str] | None, what: str) -> str:
-    """Run child.py with OPTIONS in a fresh interpreter (ENV added to its environment).
-
-    Its standard output.
-    """
+    """The standard output of child.py run with OPTIONS in a fresh interpreter (ENV added)."""
     done = subprocess.run(  # noqa: S603 - our own interpreter and script
         [sys.executable, str(HERE / "child.py"), *options],
         capture_output=True,
