@@ -23,7 +23,8 @@ from typing import IO
 
 import pyarrow as pa
 import pyarrow.dataset as ds
-from measure import AS_CLI, Figures, run_child
+from measure import Figures, job, run_child
+from timed import ingest_as_cli
 
 SETS = Path(__file__).resolve().parent.parent.parent / "shared" / "realdata" / "mtgjson-2022"
 MIB = 2**20
@@ -95,7 +96,7 @@ def main() -> None:
             runs: list[Figures] = []
             for _ in range(args.runs):
                 shutil.rmtree(out, ignore_errors=True)
-                runs.append(run_child(AS_CLI.format(raw=str(raw), out=str(out))))
+                runs.append(run_child(job(ingest_as_cli, str(raw), str(out))))
             seconds = statistics.median(f.seconds for f in runs)
             own, worker = max(f.own_mb for f in runs), max(f.workers_mb for f in runs)
             tables.append(rulings(out))

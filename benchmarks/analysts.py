@@ -106,8 +106,8 @@ def main() -> int:
 
         sightings = ds.sightings()
         dated = sightings[(sightings["run"] == SETS_RUN) & sightings["set_released"].notna()]
-        years = dated.groupby(dated["set_released"].map(lambda d: d.year)).size()
-        years = years.rename("rulings").rename_axis("year").reset_index()
+        per_year = dated.groupby(dated["set_released"].map(lambda d: d.year)).size()
+        years = per_year.rename("rulings").rename_axis("year").reset_index()
         sql = (
             "SELECT year(set_released) AS year, count(*) AS rulings FROM sightings "  # noqa: S608
             f"WHERE run = {SETS_RUN} AND set_released IS NOT NULL GROUP BY 1 ORDER BY 1"

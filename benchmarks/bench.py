@@ -19,33 +19,15 @@ from pathlib import Path
 from corpus import generate, scryfall_bulk
 from daily import report_days, report_small, run_days, small_run
 from langeval import MTGJSON, labelled_set, set_names, write_card_dumps, write_dumps
-from measure import AS_CLI, INGEST, LINKED, measure, run_child
-
-_FLOOR = """
-from pipeline.reading import read
-from pipeline.models import SourceHints
-for root, files in read.discover([Path({raw!r})], None):
-    for f in files:
-        read.to_document(f.name, read.read_bytes(f, root), SourceHints())
-"""
-_NAIVE = """
-from langdetect import DetectorFactory, detect
-import pyarrow.parquet as pq
-DetectorFactory.seed = 0
-texts = pq.read_table({rulings!r}, columns=["text"])["text"].to_pylist()[:{sample}]
-for text in texts:
-    try:
-        detect(text)
-    except Exception:
-        pass
-"""
-_CHANGELOG = """
-from pipeline.publishing.dataset import load_changeset
-from pipeline.publishing.render import render_json, render_markdown
-cs = load_changeset(Path({out!r}))
-render_markdown(cs)
-render_json(cs)
-"""
+from measure import job, measure, run_child
+from timed import (
+    changelog,
+    ingest_as_cli,
+    ingest_linked,
+    ingest_unlinked,
+    langdetect_each,
+    read_floor,
+)
 
 
 def _rate(rulings: int, seconds: float) -> str:
@@ -55,8 +37,8 @@ def _rate(rulings: int, seconds: float) -> str:
 def _side_by_side(raw: Path, out: Path, texts: int, runs: int) -> str:
     """A first ingest of RAW with translations linked (the default) and with them put off."""
     figures = []
-    for template in (LINKED, INGEST):
-        seconds, rss = measure(template.format(raw=str(raw), out=str(out)), runs, prepare=str(out))
+    for ingest in (ingest_linked, ingest_unlinked):
+        seconds, rss = measure(job(ingest, str(raw), str(out)), runs, prepare=out)
         figures.append(f"{seconds:.2f} s, {texts / seconds:,.0f} texts/s, peak RSS {rss:.0f} MiB")
     return f"linked {figures[0]}; unlinked {figures[1]}"
 
@@ -83,7 +65,7 @@ def _mixed_day(work: Path, out: Path, runs: int) -> tuple[str, str]:
     for _ in range(runs):
         shutil.rmtree(day, ignore_errors=True)
         shutil.copytree(out, day, symlinks=True)
-        figures.append(run_child(AS_CLI.format(raw=str(raw), out=str(day))))
+        figures.append(run_child(job(ingest_as_cli, str(raw), str(day))))
     seconds = statistics.median(f.seconds for f in figures)
     rss = statistics.median(f.rss_mb for f in figures)
     return "1,000 mixed rulings into that dataset", f"{seconds:.2f} s, peak RSS {rss:.0f} MiB"
@@ -92,7 +74,7 @@ def _mixed_day(work: Path, out: Path, runs: int) -> tuple[str, str]:
 def _real_files(work: Path, runs: int) -> tuple[str, str]:
     """../shared/realdata as it is, as the command ingests it: rules releases 2004 to 2024."""
     out, files = work / "out-realdata", sum(1 for p in MTGJSON.parent.rglob("*") if p.is_file())
-    seconds, rss = measure(AS_CLI.format(raw=str(MTGJSON.parent), out=str(out)), runs, out)
+    seconds, rss = measure(job(ingest_as_cli, str(MTGJSON.parent), str(out)), runs, out)
     return f"the {files} files of ../shared/realdata", f"{seconds:.2f} s, peak RSS {rss:.0f} MiB"
 
 
@@ -158,33 +140,32 @@ def main() -> None:
     print(f"corpora: {files} files / {args.rulings} rulings; {large_files} files / {args.large}"
           f" rulings (written in {time.perf_counter() - started:.0f} s)")  # fmt: skip
     rows: list[tuple[str, str]] = []
-    ingest_small = INGEST.format(raw=str(raw), out=str(out))
-    first, first_rss = measure(ingest_small, args.runs, prepare=str(out))
+    ingest_small = job(ingest_unlinked, str(raw), str(out))
+    first, first_rss = measure(ingest_small, args.runs, prepare=out)
     rows.append(("first ingest", f"{_rate(args.rulings, first)}, peak RSS {first_rss:.0f} MiB"))
     rows.append(_linked(work, args.linked, args.runs))
     again, again_rss = measure(ingest_small, args.runs)
     share = f"{100 * again / first:.1f}% of the first"
     rows.append(("unchanged re-ingest", f"{again:.2f} s = {share}, peak RSS {again_rss:.0f} MiB"))
     rows.append(_mixed_day(work, out, args.runs))
-    floor, _ = measure(_FLOOR.format(raw=str(raw)), args.runs)
+    floor, _ = measure(job(read_floor, str(raw)), args.runs)
     rows.append(("floor: read+decode+hash", _rate(args.rulings, floor)))
     # The rulings' texts: a sightings part leaves out each text its ruling holds.
-    naive_code = _NAIVE.format(rulings=str(out / "rulings"), sample=args.naive_sample)
-    naive, _ = measure(naive_code, args.runs)
+    naive, _ = measure(job(langdetect_each, str(out / "rulings"), args.naive_sample), args.runs)
     speedup = (args.rulings / first) / (args.naive_sample / naive)
     naive_figure = f"{_rate(args.naive_sample, naive)}; first ingest is {speedup:.0f}x faster"
     rows.append(("naive: langdetect per ruling", naive_figure))
-    ingest_large = INGEST.format(raw=str(big), out=str(big_out))
-    large, large_rss = measure(ingest_large, args.runs, prepare=str(big_out))
+    ingest_large = job(ingest_unlinked, str(big), str(big_out))
+    large, large_rss = measure(ingest_large, args.runs, prepare=big_out)
     rows.append(("large ingest", f"{_rate(args.large, large)}, peak RSS {large_rss:.0f} MiB"))
-    log, log_rss = measure(_CHANGELOG.format(out=str(big_out)), args.runs)
+    log, log_rss = measure(job(changelog, str(big_out)), args.runs)
     rows.append(("changelog over the large dataset", f"{log:.2f} s, peak RSS {log_rss:.0f} MiB"))
     bulk, bulk_out = work / "raw-bulk" / "rulings.json", work / "out-bulk"
     if not bulk.exists():
         scryfall_bulk(bulk, args.bulk)
     size = bulk.stat().st_size / 2**20
     streamed, streamed_rss = measure(
-        INGEST.format(raw=str(bulk.parent), out=str(bulk_out)), args.runs, prepare=str(bulk_out)
+        job(ingest_unlinked, str(bulk.parent), str(bulk_out)), args.runs, prepare=bulk_out
     )
     rows.append((f"one bulk file ({size:.0f} MiB)",
                  f"{_rate(args.bulk, streamed)}, peak RSS {streamed_rss:.0f} MiB"))  # fmt: skip

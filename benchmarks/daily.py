@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from corpus import generate, mtgjson_set, scryfall_bulk
-from measure import AS_CLI, INGEST, Figures, disk_bytes, profile_child, run_child
+from measure import Figures, disk_bytes, job, profile_child, run_child
+from timed import ingest_as_cli, ingest_unlinked
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -88,7 +89,8 @@ def _changes(out: Path, run: int) -> dict[str, int]:
     if not part.exists():
         return {}
     counts = pc.value_counts(pq.read_table(part, columns=["change"])["change"])
-    return {str(c["values"]): int(c["counts"]) for c in counts.to_pylist()}
+    kinds, numbers = counts.field("values").to_pylist(), counts.field("counts").to_numpy()
+    return {str(kind): int(number) for kind, number in zip(kinds, numbers, strict=True)}
 
 
 def _slope(values: list[float]) -> float:
@@ -107,12 +109,12 @@ def run_days(work: Path, days: int, rulings: int) -> Iterator[Day]:
     shutil.rmtree(out, ignore_errors=True)
     scryfall_bulk(bulk, rulings, distinct=True)  # random hashes, as in a real file
     items = json.loads(bulk.read_text(encoding="utf-8"))
-    body = AS_CLI.format(raw=str(bulk.parent), out=str(out))
+    daily = job(ingest_as_cli, str(bulk.parent), str(out))
     for day in range(days + 1):
         if day:
             amend(items, day)
             bulk.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
-        figures = run_child(body, env=DAILY_ENV)
+        figures = run_child(daily, env=DAILY_ENV)
         yield Day(day, figures, disk_bytes(out), _changes(out, day + 1))
 
 
@@ -182,7 +184,7 @@ def small_run(big_out: Path, work: Path, added: int = 1_000) -> Figures:
     extra = work / f"raw-extra-{time.time_ns()}"
     mtgjson_set(extra / "set.json", added, prefix=f"Extra {extra.name[-6:]}")
     try:
-        return run_child(AS_CLI.format(raw=str(extra), out=str(big_out)), env=DAILY_ENV)
+        return run_child(job(ingest_as_cli, str(extra), str(big_out)), env=DAILY_ENV)
     finally:
         shutil.rmtree(extra, ignore_errors=True)
 
@@ -202,7 +204,7 @@ def build_large(work: Path, large: int) -> Path:
     if not raw.exists():
         generate(raw, large, seed=2)
     shutil.rmtree(out, ignore_errors=True)
-    built = run_child(INGEST.format(raw=str(raw), out=str(out)), env=DAILY_ENV)
+    built = run_child(job(ingest_unlinked, str(raw), str(out)), env=DAILY_ENV)
     print(f"{large:,}-ruling dataset built in {built.seconds:.1f} s, "
           f"{disk_bytes(out) / MIB:.0f} MiB on disk")  # fmt: skip
     return out
@@ -237,7 +239,7 @@ def print_profile(work: Path, day: int) -> None:
     amend(items, day)
     bulk.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
     print(f"profile of day {day} (main process; the workers are not profiled):")
-    sys.stdout.write(profile_child(AS_CLI.format(raw=str(bulk.parent), out=str(out)), DAILY_ENV))
+    sys.stdout.write(profile_child(job(ingest_as_cli, str(bulk.parent), str(out)), DAILY_ENV))
 
 
 if __name__ == "__main__":

@@ -20,16 +20,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SEED = HERE.parent / "raw" / "001_ca7dd0badab20c1e.txt"  # Rift Bolt, 13 rulings
 _CAP = 4 << 30
+_LIMIT = 600  # seconds a case may run
 # The parent of one run: caps the command, waits for it, reports its figures as JSON.
-_PARENT = """
-import json, resource, subprocess, sys, time
-start = time.perf_counter()
-done = subprocess.run(sys.argv[2:], capture_output=True, text=True, timeout=600,
-    preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap})))
-print(json.dumps({{"seconds": time.perf_counter() - start, "code": done.returncode,
-    "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
-    "stdout": done.stdout, "stderr": done.stderr}}))
-"""
+CAPPED = HERE / "capped.py"
 
 
 def _scryfall(data: bytes) -> bytes:
@@ -80,9 +73,8 @@ def run_case(name: str, data: bytes | None, work: Path) -> dict[str, object]:
     elif data:
         (raw / name).write_bytes(data)
     command = [sys.executable, "-m", "pipeline", "ingest", str(raw), "--out", str(out)]
-    parent = _PARENT.format(cap=_CAP)
     done = subprocess.run(  # noqa: S603 - our own interpreter and script
-        [sys.executable, "-c", parent, "--", *command],
+        [sys.executable, str(CAPPED), str(_CAP), str(_LIMIT), *command],
         capture_output=True,
         text=True,
         check=True,

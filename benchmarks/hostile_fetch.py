@@ -35,21 +35,8 @@ if TYPE_CHECKING:
 
 _CAP = 4 << 30
 _MIB = 1 << 20
-_PARENT = """
-import json, resource, subprocess, sys, time
-start = time.perf_counter()
-try:
-    done = subprocess.run(sys.argv[3:], capture_output=True, text=True,
-        timeout=float(sys.argv[2]),
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap})))
-    code, out, err = done.returncode, done.stdout, done.stderr
-except subprocess.TimeoutExpired as exc:
-    code, out, err = "killed", "", "still running at " + sys.argv[2] + " s"
-used = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({{"seconds": time.perf_counter() - start, "code": code,
-    "cpu": used.ru_utime + used.ru_stime, "rss_mb": used.ru_maxrss / 1024,
-    "stdout": out, "stderr": err}}))
-"""
+# The parent of one run: caps the command, waits for it, reports its figures as JSON.
+CAPPED = Path(__file__).resolve().parent / "capped.py"
 RULES_HEAD = (
     b"Magic: The Gathering Comprehensive Rules\r\n\r\n"
     b"These rules are effective as of February 2, 2024.\r\n\r\n"
@@ -200,7 +187,6 @@ def main() -> None:
     server.daemon_threads = True
     base = f"http://127.0.0.1:{server.server_address[1]}"
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    parent = _PARENT.format(cap=_CAP)
     print(f"{'case':<44} {'exit':>6} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9}  raw/ after; error")
     with tempfile.TemporaryDirectory() as scratch:
         for name, (source, routes) in cases(base, Path(scratch)).items():
@@ -214,7 +200,7 @@ def main() -> None:
                        f"{base}/{source}", "--comprules-page", f"{base}/rules/",
                        *args.options]  # fmt: skip
             done = subprocess.run(  # noqa: S603 - our own interpreter and arguments
-                [sys.executable, "-c", parent, "-", str(args.limit), *command],
+                [sys.executable, str(CAPPED), str(_CAP), str(args.limit), *command],
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             figures = json.loads(done.stdout)

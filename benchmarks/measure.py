@@ -1,7 +1,8 @@
 """Timing a piece of pipeline code in a fresh child process: its seconds and peak memory.
 
-Each measurement starts a new interpreter so that its peak resident memory (RSS) is its
-own; the imports are made before the clock starts, so the figures are the pipeline's work.
+Each measurement starts a new interpreter (child.py) so that its peak resident memory (RSS)
+is its own. What it runs is a function of timed.py, named with job(); the imports are made
+before the clock starts, so the figures are the pipeline's work.
 """
 
 from __future__ import annotations
@@ -15,97 +16,29 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, ParamSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HERE = Path(__file__).resolve().parent
-# Imports are made before the clock starts: the figures are the pipeline's work. pandas is
-# among them: pyarrow imports it (0.2 s) the first time it converts a Python list.
-# The package first, as in the command line: it chooses Arrow's allocator before pyarrow
-# loads (pipeline/allocator.py), which importing pandas first would do.
-SETUP = (
-    "from pipeline import ingest, models\nimport pandas\n"
-    "from pipeline.publishing import dataset, render\nfrom pipeline.reading import read"
-)
-# The throughput figures put off linking translations: the synthetic corpus holds 10% made-up
-# foreign rulings, each linked among every English ruling (bench.py times that apart).
-INGEST = "ingest([Path({raw!r})], out=Path({out!r}), link_translations=False)"
-LINKED = "ingest([Path({raw!r})], out=Path({out!r}))"
-# What `pipeline ingest` runs: every file read in a worker process (isolated: a hostile file
-# costs its worker), translations linked. A daily job is this command.
-AS_CLI = "ingest([Path({raw!r})], out=Path({out!r}), isolate=True)"
-# A child's own peak RSS in MiB, as code for its script. VmHWM (Linux) is its own high-water
-# mark; ru_maxrss is not: Linux carries it across exec, so a child reports at least the RSS
-# its parent had when starting it (a daily.py holding its bulk file: some 460 MiB).
-OWN_PEAK = """
-def own_peak_mib():
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-"""
-# Run inside a child process: prints the seconds and peak RSS (MiB) of what it timed.
-_CHILD = """
-import json, resource, sys, time
-from pathlib import Path
-sys.path.insert(0, {root!r})
-{setup}
-{own_peak}
-start = time.perf_counter()
-{body}
-seconds = time.perf_counter() - start
-own = own_peak_mib()
-workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(json.dumps({{"seconds": seconds, "own_mb": own, "workers_mb": workers}}))
-"""
-# The same body under cProfile, while a thread samples the RSS and the pipeline function
-# the main thread is in: the report says where the time goes and where memory peaks.
-_PROFILED = """
-import cProfile, io, pstats, sys, threading, time
-from pathlib import Path
-sys.path.insert(0, {root!r})
-{setup}
-samples, done = [], threading.Event()
-main = threading.main_thread().ident
+P = ParamSpec("P")
 
-def rss_mb():
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
-def sample():
-    while not done.wait(0.02):
-        frame, where = sys._current_frames().get(main), "?"
-        while frame is not None:
-            if "/pipeline/" in frame.f_code.co_filename:
-                name = Path(frame.f_code.co_filename).stem
-                where = f"{{name}}.{{frame.f_code.co_name}}:{{frame.f_lineno}}"
-                break
-            frame = frame.f_back
-        samples.append((rss_mb(), where))
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What one child process runs and times: a function of timed.py and its arguments."""
 
-sampler = threading.Thread(target=sample, daemon=True)
-profile = cProfile.Profile()
-sampler.start()
-profile.enable()
-{body}
-profile.disable()
-done.set()
-sampler.join()
-text = io.StringIO()
-pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats({top})
-print(text.getvalue())
-peaks = {{}}
-for rss, where in samples:
-    peaks[where] = max(rss, peaks.get(where, 0.0))
-print("main-process RSS peak (MiB) while in, sampled every 20 ms:")
-for where, rss in sorted(peaks.items(), key=lambda item: -item[1])[:{top}]:
-    print(f"  {{rss:8.0f}}  {{where}}")
-"""
+    name: str
+    call: str  # the arguments as JSON: {"args": [...], "kwargs": {...}}
+
+
+def job(function: Callable[P, None], *args: P.args, **kwargs: P.kwargs) -> Job:
+    """FUNCTION of timed.py with its arguments (str and int: they travel to the child as JSON)."""
+    if function.__module__ != "timed":
+        msg = f"a child runs a function of benchmarks/timed.py, not {function.__module__}"
+        raise ValueError(msg)
+    return Job(function.__name__, json.dumps({"args": args, "kwargs": kwargs}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,13 +56,15 @@ class Figures:
 
 
 def _environment(extra: dict[str, str] | None) -> dict[str, str]:
-    return {**os.environ, **(extra or {})}
+    # The pipeline of this checkout, not one installed elsewhere.
+    path = [str(HERE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), **(extra or {})}
 
 
-def _run(code: str, env: dict[str, str] | None, what: str) -> str:
-    """Run CODE in a fresh interpreter (ENV added to its environment); its standard output."""
+def _run(options: list[str], env: dict[str, str] | None, what: str) -> str:
+    """The standard output of child.py run with OPTIONS in a fresh interpreter (ENV added)."""
     done = subprocess.run(  # noqa: S603 - our own interpreter and script
-        [sys.executable, "-c", code],
+        [sys.executable, str(HERE / "child.py"), *options],
         capture_output=True,
         text=True,
         check=False,
@@ -141,15 +76,15 @@ def _run(code: str, env: dict[str, str] | None, what: str) -> str:
     return done.stdout
 
 
-def run_child(body: str, env: dict[str, str] | None = None) -> Figures:
-    """Run BODY once in a fresh process (ENV added to its environment) and return its figures."""
-    code = _CHILD.format(root=str(HERE.parent), setup=SETUP, own_peak=OWN_PEAK, body=body)
-    figures = json.loads(_run(code, env, "measured").strip().splitlines()[-1])
+def run_child(timed: Job, env: dict[str, str] | None = None) -> Figures:
+    """Run TIMED once in a fresh process (ENV added to its environment) and return its figures."""
+    output = _run([timed.name, timed.call], env, "measured")
+    figures = json.loads(output.strip().splitlines()[-1])
     return Figures(figures["seconds"], figures["own_mb"], figures["workers_mb"])
 
 
-def measure(body: str, runs: int, prepare: str | None = None) -> tuple[float, float]:
-    """Median seconds and the largest peak RSS (MiB) of BODY over RUNS fresh processes.
+def measure(timed: Job, runs: int, prepare: Path | None = None) -> tuple[float, float]:
+    """Median seconds and the largest peak RSS (MiB) of TIMED over RUNS fresh processes.
 
     PREPARE, a folder, is removed before each run.
     """
@@ -157,16 +92,15 @@ def measure(body: str, runs: int, prepare: str | None = None) -> tuple[float, fl
     for _ in range(runs):
         if prepare is not None:
             shutil.rmtree(prepare, ignore_errors=True)
-        figures = run_child(body)
+        figures = run_child(timed)
         seconds.append(figures.seconds)
         rss.append(figures.rss_mb)
     return statistics.median(seconds), max(rss)
 
 
-def profile_child(body: str, env: dict[str, str] | None = None, top: int = 15) -> str:
-    """Run BODY once under cProfile in a fresh process; its TOP cumulative entries and RSS peaks."""
-    code = _PROFILED.format(root=str(HERE.parent), setup=SETUP, body=body, top=top)
-    return _run(code, env, "profiled")
+def profile_child(timed: Job, env: dict[str, str] | None = None, top: int = 15) -> str:
+    """Run TIMED once under cProfile in a fresh process; its TOP cumulative entries, RSS peaks."""
+    return _run([timed.name, timed.call, "--profile", str(top)], env, "profiled")
 
 
 def disk_bytes(folder: Path) -> int:

@@ -21,47 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure import OWN_PEAK
-
-# Run in a child process with a tree's root first on sys.path; prints one JSON line.
-_CHILD = (
-    """
-import inspect, json, resource, sys, time
-from pathlib import Path
-sys.path.insert(0, sys.argv[1])
-"""
-    + OWN_PEAK
-    + """
-import pipeline.ingest
-ingest_module = sys.modules["pipeline.ingest"]
-executor = ingest_module.executor
-scanned = []
-original = executor.run
-
-def run(*args, **kwargs):
-    yield from original(*args, **kwargs)
-    scanned.append(time.perf_counter())
-
-executor.run = run
-# Checkouts older than the option linked no translations on a first ingest anyway.
-options = {"link_translations": False}
-if "link_translations" not in inspect.signature(ingest_module.ingest).parameters:
-    options = {}
-start, cpu = time.perf_counter(), time.process_time()
-ingest_module.ingest([Path(sys.argv[2])], out=Path(sys.argv[3]), **options)
-wall, main_cpu = time.perf_counter() - start, time.process_time() - cpu
-scan_end = scanned[0] if scanned else time.perf_counter()
-children = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({
-    "wall": wall,
-    "scan": scan_end - start,
-    "after": wall - (scan_end - start),
-    "main_cpu": main_cpu,
-    "workers_cpu": children.ru_utime + children.ru_stime,
-    "rss_mib": own_peak_mib(),
-}))
-"""
-)
+# The child: one first ingest by a tree's code, its figures as one JSON line.
+CHILD = Path(__file__).resolve().parent / "checkout_ingest.py"
 _FIGURES = ("wall", "scan", "after", "main_cpu", "workers_cpu", "rss_mib")
 
 
@@ -69,7 +30,7 @@ def measure(tree: Path, raw: Path, python: str) -> dict[str, float]:
     """One first ingest of RAW by the code in TREE, in a child process."""
     with tempfile.TemporaryDirectory(prefix="sidebyside-") as scratch:
         done = subprocess.run(  # noqa: S603 - the interpreter given and our own script
-            [python, "-c", _CHILD, str(tree), str(raw), str(Path(scratch) / "out")],
+            [python, str(CHILD), str(tree), str(raw), str(Path(scratch) / "out")],
             capture_output=True,
             text=True,
             check=False,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from corpus import mtgjson_set
 
-from pipeline import ingest
+from pipeline.ingest import ingest
 from pipeline.publishing.site import build_site
 
 REALDATA = Path(__file__).resolve().parent.parent.parent / "shared" / "realdata" / "mtgjson-2022"

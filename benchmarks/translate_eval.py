@@ -199,7 +199,7 @@ def _hand() -> int:
     counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for item in items:
         right = text_hash(item["english"])
-        modes = (
+        modes: tuple[tuple[str, EnglishIndex, set[str], str | None], ...] = (
             ("card", index, own[item["card"]], item["card"]),
             ("no card", index, set(), None),
             ("original absent", absent, own[item["card"]] - originals, item["card"]),
@@ -251,7 +251,8 @@ def _scale() -> int:
     start = time.perf_counter()
     result = translations_table(table)
     elapsed = time.perf_counter() - start
-    english = len(set(table.filter(pc.equal(table["lang"], "en"))["text_hash"].to_pylist()))
+    english_rows = table.filter(pc.equal(table["lang"], pa.scalar("en")))
+    english = len(set(english_rows["text_hash"].to_pylist()))
     print(
         f"translations_table: {len(table):,} rulings ({english:,} distinct English texts), "
         f"{len(result):,} translation rows in {elapsed:.1f} s"

@@ -33,6 +33,7 @@ from measure import disk_bytes
 
 from pipeline import ingest, open_dataset
 from pipeline.publishing.dataset import load_changeset
+from pipeline.schema import PARTITIONED
 from pipeline.storage import store
 
 if TYPE_CHECKING:
@@ -79,11 +80,11 @@ def parts_read_by(call: Callable[[], object]) -> list[str]:
     original = store._read_file  # noqa: SLF001 - counted, not changed
 
     def counting(path: Path, name: str, **options: Any) -> Any:  # noqa: ANN401
-        if name in store.PARTITIONED:
+        if name in PARTITIONED:
             seen.append(f"{path.parent.parent.name}/{path.parent.name}")
         return original(path, name, **options)
 
-    store._read_file = counting  # type: ignore[assignment]  # noqa: SLF001
+    store._read_file = counting  # noqa: SLF001
     try:
         call()
     finally:
