@@ -151,6 +151,7 @@ def test_busy_dataset_exits_4(raw_copy: Path, out: Path) -> None:
     assert "--wait SECONDS" in stderr
 
 
+@pytest.mark.slow
 def test_module_entry_point_and_defaults(raw_copy: Path, tmp_path: Path) -> None:
     """`python -m pipeline ingest` reads raw/ into normalized/ by default, with no bar in a pipe."""
     work = tmp_path / "work"
