@@ -1,6 +1,7 @@
 # Two commands on a fresh machine: `make run` and `make test`. Each builds .venv first:
-# `make run` with the runtime and analysis dependencies only, `make test` (and `make lint`,
-# `make format`, `make bench`) adds the development tools on top.
+# `make run` with the runtime and analysis dependencies only, `make test` (and `make check`,
+# `make lint`, `make format`, `make bench`) adds the development tools on top. `make check` is
+# the quick tier for the edit-test loop: the linters, then the tests not marked slow or browser.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -11,7 +12,7 @@ NOTEBOOK_STAMP := $(VENV)/.installed-notebook
 RAW ?= raw
 OUT ?= normalized
 
-.PHONY: run test lint format bench lexicon notebook clean
+.PHONY: run test check lint format bench lexicon notebook clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +37,10 @@ lint: $(DEV_STAMP)
 
 test: lint
 	$(PY) -m pytest --cov --cov-report=term
+
+# The markers are registered in pyproject.toml; make test and CI run every test.
+check: lint
+	$(PY) -m pytest -m "not slow and not browser" -q
 
 format: $(DEV_STAMP)
 	$(PY) -m ruff format .

@@ -135,7 +135,7 @@ class StandIn:
         self.server.daemon_threads = True
         self.server.stand_in = self  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     def serve(self, path: str, body: bytes, **options: Any) -> Resource:
         """Serve BODY at PATH (options as Resource's); returns it, to add faults to."""

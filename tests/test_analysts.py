@@ -99,6 +99,7 @@ def three_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_three_runs_today_counts_a_card_once(three_runs: Path) -> None:
     """Rift Bolt: the seed dump's 13 rulings today, the 2022 MTGJSON wordings marked stale."""
     ds = pipeline.open_dataset(three_runs)
@@ -110,6 +111,7 @@ def test_three_runs_today_counts_a_card_once(three_runs: Path) -> None:
     assert ds.duckdb().sql(sql).fetchall() == [(13,)]
 
 
+@pytest.mark.slow
 def test_three_runs_changes_since_the_suspend_change(three_runs: Path) -> None:
     """since="2024-02-02" keeps the changes as of that day or later, not every run's."""
     ds = pipeline.open_dataset(three_runs)
@@ -121,6 +123,7 @@ def test_three_runs_changes_since_the_suspend_change(three_runs: Path) -> None:
     assert {"702.62a"} <= set(since["new_rule_id"].dropna())
 
 
+@pytest.mark.slow
 def test_three_runs_rules_are_keyed_by_number(three_runs: Path) -> None:
     """719.1 is one current rule, the 2024 one; the current rules are the release's."""
     ds = pipeline.open_dataset(three_runs)
@@ -142,6 +145,7 @@ def test_three_runs_rules_are_keyed_by_number(three_runs: Path) -> None:
     assert state == [(2937,)]  # every current rule's number is its number in the state
 
 
+@pytest.mark.slow
 def test_three_runs_one_card_one_name(three_runs: Path) -> None:
     """Seed 002's "Dichotomagie" is Dichotomancy once Planar Chaos is read."""
     ds = pipeline.open_dataset(three_runs)
@@ -153,6 +157,7 @@ def test_three_runs_one_card_one_name(three_runs: Path) -> None:
     assert ds.duckdb().sql(sql).fetchall() == [("Dichotomancy",)]
 
 
+@pytest.mark.slow
 def test_three_runs_translations_with_both_texts(three_runs: Path) -> None:
     """Each linked translation beside its original's text, the same in pandas and DuckDB."""
     ds = pipeline.open_dataset(three_runs)
@@ -173,6 +178,7 @@ def test_three_runs_translations_with_both_texts(three_runs: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_three_runs_rulings_per_set_year(three_runs: Path) -> None:
     """Rulings read per set release year: pandas and DuckDB agree; every MTGJSON row has one."""
     ds = pipeline.open_dataset(three_runs)
@@ -193,6 +199,7 @@ def test_three_runs_rulings_per_set_year(three_runs: Path) -> None:
     assert len(years) > 1
 
 
+@pytest.mark.slow
 def test_three_runs_changes_say_their_kind_and_oracle_id(three_runs: Path) -> None:
     """A rule change is of kind rule; an MTGJSON card's change carries the card's oracle id."""
     ds = pipeline.open_dataset(three_runs)

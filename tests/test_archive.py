@@ -99,6 +99,7 @@ def test_an_older_version_read_later_is_history(tmp_path: Path) -> None:
     assert {r["run"] for r in rows(out, "sightings")} == {1, 2}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not RULES.is_dir(), reason="../shared/realdata is not beside this checkout")
 def test_rules_releases_in_one_run_are_runs_in_order(tmp_path: Path) -> None:
     """Comprehensive Rules releases in one run: the changes and rules of one run each.

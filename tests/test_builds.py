@@ -108,6 +108,7 @@ INPUTS = {
 }
 
 
+@pytest.mark.slow
 @needs_realdata
 @pytest.mark.parametrize("shape", list(INPUTS))
 def test_one_file_gives_the_rows_of_the_set_files(tmp_path: Path, shape: str) -> None:
@@ -127,6 +128,7 @@ def test_one_file_gives_the_rows_of_the_set_files(tmp_path: Path, shape: str) ->
     }
 
 
+@pytest.mark.slow
 @needs_realdata
 def test_a_large_file_is_streamed_from_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -144,6 +146,7 @@ def _names(catalog: Catalog) -> tuple[dict[str, str], ...]:
     return catalog.english, catalog.oracle_of, catalog.name_of
 
 
+@pytest.mark.slow
 @needs_realdata
 @pytest.mark.parametrize("shape", list(INPUTS))
 def test_one_file_catalogs_are_the_set_files_catalog(tmp_path: Path, shape: str) -> None:

@@ -69,6 +69,7 @@ _TEXTS = st.sampled_from(["a1", "a2", "b1", "b2", "c1", "", "a1"])
 _EDIT = st.tuples(st.sampled_from(["keep", "amend", "insert", "drop"]), _TEXTS)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     base=st.dictionaries(st.sampled_from(["x.json", "y.json"]), st.lists(_TEXTS, max_size=40),
@@ -187,6 +188,7 @@ def _everything(out: Path, card: str = "Rift Bolt") -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 @needs_realdata
 def test_every_sighting_reads_back_as_the_full_layout_gives_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -236,6 +238,7 @@ def _dump(raw: Path, name: str, *, with_001: bool, edit: bool = False) -> None:
         os.utime(path, ns=(stamp, stamp))
 
 
+@pytest.mark.slow
 def test_a_version_5_dataset_carries_from_its_old_parts(tmp_path: Path) -> None:
     """After the upgrade, a re-read carries from a part the version-5 store wrote.
 

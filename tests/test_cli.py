@@ -165,6 +165,7 @@ def test_a_folder_where_no_lock_can_be_made_is_no_busy_dataset(raw_copy: Path, w
     assert "cannot make the dataset's writer lock" in stderr
 
 
+@pytest.mark.slow
 def test_module_entry_point_and_defaults(raw_copy: Path, tmp_path: Path) -> None:
     """`python -m pipeline ingest` reads raw/ into normalized/ by default, with no bar in a pipe."""
     work = tmp_path / "work"

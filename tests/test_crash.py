@@ -29,6 +29,9 @@ from pipeline.storage.carry import of_cards
 if TYPE_CHECKING:
     from pathlib import Path
 
+# Each test kills dozens of ingests: the whole module is left out of make check.
+pytestmark = pytest.mark.slow
+
 FIRST, SECOND = SEEDS[:3], SEEDS[3:]
 RANDOM_KILLS = 25
 

@@ -142,6 +142,7 @@ def test_group_is_shared_across_cards() -> None:
     assert a.group == b.group != c.group
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(st.text(min_size=1), st.none() | st.text(max_size=8))))
 def test_addition_ids_at_once_are_group_ids(sides: list[tuple[str, str | None]]) -> None:
     """The batch of addition ids a first ingest asks for are the ids group_id() gives."""
@@ -283,6 +284,7 @@ SIMILAR_TEXTS = st.lists(
 SIMILAR = st.lists(st.builds(lambda text: v(text, D1), SIMILAR_TEXTS), max_size=6)
 
 
+@pytest.mark.slow
 @given(SIMILAR, SIMILAR, st.sampled_from([AMEND_THRESHOLD, 50.0, 85.5]))
 def test_similar_pairs_in_blocks_are_scoring_every_pair(
     gone: list[Version], came: list[Version], threshold: float
@@ -313,6 +315,7 @@ def _snapshot_rows(snapshots: dict[int, list[Version]]) -> pa.Table:
     })  # fmt: skip
 
 
+@pytest.mark.slow
 @given(st.dictionaries(st.integers(0, 5), st.tuples(VERSIONS, VERSIONS), max_size=5))
 def test_snapshots_left_uncompared_are_those_read_again_as_they_were(
     pairs: dict[int, tuple[list[Version], list[Version]]],

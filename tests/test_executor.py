@@ -91,6 +91,7 @@ def _pool_after(imports: str, env: dict[str, str] | None = None) -> tuple[str, s
     return backend, None if variable == "None" else variable
 
 
+@pytest.mark.slow
 def test_importing_the_package_first_makes_jemalloc_arrows_default_pool() -> None:
     """On Linux with a jemalloc build, unless pyarrow came first or the user chose a pool."""
     if sys.platform != "linux":
@@ -108,6 +109,7 @@ def test_importing_the_package_first_makes_jemalloc_arrows_default_pool() -> Non
     assert _pool_after("import pipeline", chosen) == ("system", "system")
 
 
+@pytest.mark.slow
 def test_pool_matches_one_process(corpus: Path, tmp_path: Path) -> None:
     """Two worker processes and one give identical rows, in the same order."""
     ingest([corpus], out=tmp_path / "one", workers=1)
@@ -118,6 +120,7 @@ def test_pool_matches_one_process(corpus: Path, tmp_path: Path) -> None:
     assert all(one[n] == two[n] for n in one if n.startswith(TABLES))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning")
 def test_dask_matches_local(corpus: Path, tmp_path: Path) -> None:
     """A Dask cluster, given by its scheduler address, gives the local executor's rows."""
@@ -151,6 +154,7 @@ def _mark(part: list[Path]) -> list[Path]:
     return part
 
 
+@pytest.mark.slow
 def test_the_pool_holds_only_a_few_batches_ahead(tmp_path: Path) -> None:
     """Batches are submitted as earlier ones are taken: a future keeps its batch alive."""
     parts = [[tmp_path / f"part-{n:02d}"] for n in range(20)]

@@ -28,6 +28,9 @@ from pipeline import ingest
 if TYPE_CHECKING:
     from pathlib import Path
 
+# Each test runs its commands many times in fresh processes: left out of make check.
+pytestmark = pytest.mark.slow
+
 RULINGS, CARDS = 20_000, 4_000
 _WORDS = ["card", "spell", "counter", "exile", "target", "battlefield", "player", "creature"]
 _WORDS += ["ability", "mana", "cost", "turn", "upkeep", "library", "graveyard", "token"]

@@ -297,6 +297,7 @@ def test_a_server_that_is_down(tmp_path: Path) -> None:
     assert report.failures == (f"scryfall: {down}/bulk-data: {REFUSED} (gave up after 2 attempts)",)
 
 
+@pytest.mark.slow
 def test_a_silent_server_times_out(stand_in: StandIn, tmp_path: Path) -> None:
     """A server that never answers costs the read timeout per attempt, then fails the source."""
     stand_in.upstreams()

@@ -22,6 +22,9 @@ from pipeline.storage.carry import of_cards
 if TYPE_CHECKING:
     from pathlib import Path
 
+# Forty daily runs behind most tests (the many_runs fixture): left out of make check.
+pytestmark = pytest.mark.slow
+
 CARDS = [f"Card {n}" for n in range(12)]
 
 

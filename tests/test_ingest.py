@@ -168,6 +168,7 @@ def test_future_and_invalid_dates_are_kept_and_warned(tmp_path: Path, out: Path)
     assert dates == ["2021-03-19", "None", "2999-01-01"]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

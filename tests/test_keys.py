@@ -36,6 +36,7 @@ def _order(row: tuple[Any, ...], nulls_first: frozenset[int] = frozenset()) -> t
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(left=ROWS, right=ROWS, encoded=st.booleans())
 def test_codes_are_equal_and_ordered_as_the_keys(

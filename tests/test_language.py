@@ -135,6 +135,7 @@ def _latin_profile() -> dict[str, tuple[float, ...]]:
     return language._load()["latin"]
 
 
+@pytest.mark.slow
 @settings(deadline=None)  # the first example loads the profile: no deadline on a loaded machine
 @given(words=_LATIN_WORDS)
 def test_words_are_scored_as_the_sum_of_their_n_grams(words: list[str]) -> None:
@@ -152,6 +153,7 @@ def test_words_are_scored_as_the_sum_of_their_n_grams(words: list[str]) -> None:
     )
 
 
+@pytest.mark.slow
 def test_detection_is_deterministic_across_processes() -> None:
     """A fresh process (empty caches, another order) gives every text the same answer."""
     texts = [item["text"] for item in SAMPLE[::5]]

@@ -228,6 +228,7 @@ def _plain(rulings: int) -> bytes:
     return f"Rift Bolt\n\n{blocks}".encode()
 
 
+@pytest.mark.slow
 def test_a_file_past_its_memory_budget_is_rejected_in_its_worker(tmp_path: Path) -> None:
     """In a worker, a file whose reading outgrows the budget is rejected; the seed is stored."""
     raw = _raw(tmp_path, {"huge.txt": _plain(300_000)})  # 14 MB: its rows need far more
@@ -240,6 +241,7 @@ def test_a_file_past_its_memory_budget_is_rejected_in_its_worker(tmp_path: Path)
     assert report.rulings_read == SEED_RULINGS
 
 
+@pytest.mark.slow
 def test_a_file_past_its_time_budget_is_rejected_in_its_worker(tmp_path: Path) -> None:
     """In a worker, a file read for longer than its budget is rejected; the seed is stored."""
     raw = _raw(tmp_path, {"slow.txt": _plain(200_000)})  # some seconds to read
@@ -250,6 +252,7 @@ def test_a_file_past_its_time_budget_is_rejected_in_its_worker(tmp_path: Path) -
     assert report.rulings_read == SEED_RULINGS
 
 
+@pytest.mark.slow
 def test_each_file_has_its_own_time_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Files read one after the other in one worker, each within its budget, are all stored.
 
@@ -273,6 +276,7 @@ def test_each_file_has_its_own_time_budget(tmp_path: Path, monkeypatch: pytest.M
     assert report.count(FileStatus.STORED) == 4
 
 
+@pytest.mark.slow
 def test_a_dead_worker_fails_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed while reading one file: that file is "crashed", every other stored."""
     parent, parse = os.getpid(), parsers.parse
@@ -355,6 +359,7 @@ def test_limits_come_from_the_environment() -> None:
         Limits.from_env({"PIPELINE_MAX_RULING": "lots"})
 
 
+@pytest.mark.slow
 def test_the_table_through_the_cli(tmp_path: Path) -> None:
     """Every file of the table and a FIFO beside the seed: exit 3, each named, no traceback.
 

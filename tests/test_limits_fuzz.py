@@ -60,6 +60,7 @@ def test_json_look_counts_only_what_parsing_would(data: bytes, refused: bool) ->
         assert not refused
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     parts=st.lists(st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b"a", b"9", b"9" * 40,

@@ -68,6 +68,7 @@ def test_meta_date_that_is_no_date_is_reported() -> None:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not BUILD.is_dir(), reason="../shared/realdata is not beside this checkout")
 def test_a_whole_build_loses_no_ruling(tmp_path: Path) -> None:
     """Every set file of the 2022 build: all stored, every distinct (card, ruling) a key."""

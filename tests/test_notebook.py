@@ -65,6 +65,7 @@ def test_notebook_is_committed_without_outputs() -> None:
     assert all(not cell.outputs and cell.execution_count is None for cell in code)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_notebook_on_a_first_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After one run the tables show, and the sections about changes say there are none yet."""
@@ -77,6 +78,7 @@ def test_notebook_on_a_first_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert not any("image/png" in o.get("data", {}) for o in outputs)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_notebook_on_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With history: amendments, a chart of changes by the month they took effect, queries."""

@@ -76,6 +76,7 @@ def test_runs_give_what_version_3_gave(tmp_path: Path, name: str) -> None:
     assert _as_v3(rows(out, name), name) == _v3_rows(name)
 
 
+@pytest.mark.slow
 def test_a_version_3_dataset_is_upgraded(tmp_path: Path) -> None:
     """A version-3 folder becomes parts per run and a state; no row changes, none is lost."""
     out, raw = tmp_path / "out", tmp_path / "raw"
@@ -115,6 +116,7 @@ def test_a_version_3_dataset_is_upgraded(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_an_interrupted_upgrade_is_done_again(tmp_path: Path) -> None:
     """A kill at any write step of the upgrade leaves version 3 readable; the next run ends it."""
     env = dict(os.environ)
@@ -145,6 +147,7 @@ _EDITS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -253,6 +256,7 @@ def _sightings_readers(out: Path) -> dict[str, Callable[[], list[int]]]:
     }
 
 
+@pytest.mark.slow
 def test_readers_during_commits(tmp_path: Path) -> None:
     """Readers in a loop while runs commit: no error, and every read is one whole version.
 

@@ -96,6 +96,8 @@ def _chromium(url: str, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
 )

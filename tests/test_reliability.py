@@ -108,6 +108,7 @@ def test_hostile_inputs_are_named_and_the_rest_stored(hostile: Path, out: Path) 
     }
 
 
+@pytest.mark.slow
 def test_hostile_run_through_the_cli(hostile: Path, out: Path) -> None:
     """From the command line: exit 3, no traceback, --strict stores nothing and exits 1."""
     command = [sys.executable, "-m", "pipeline", "ingest", str(hostile), "--out", str(out)]
@@ -210,6 +211,7 @@ def _cli_ingest(raw: Path, out: Path, *extra: str) -> subprocess.CompletedProces
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow
 def test_second_writer_exits_or_waits(raw_copy: Path, out: Path) -> None:
     """While another process writes: exit 4 at once, or wait for it with --wait.
 
@@ -235,6 +237,7 @@ def test_second_writer_exits_or_waits(raw_copy: Path, out: Path) -> None:
     assert pq.read_table(out / "runs.parquet").num_rows == 1
 
 
+@pytest.mark.slow
 def test_lock_of_a_killed_holder_is_free(raw_copy: Path, out: Path) -> None:
     """A holder killed with SIGKILL leaves no lock behind."""
     with _hold_lock(out, 60.0) as holder:

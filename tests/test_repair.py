@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 
 from pipeline.columns import replace_column
 from pipeline.folding.repair import repair
@@ -125,6 +126,7 @@ print(row["ruling_text"])
 """
 
 
+@pytest.mark.slow
 def test_twin_known_texts_give_the_same_ruling_text_in_every_process() -> None:
     """Known texts that differ only in their quotes: the one kept does not hang on set order.
 

@@ -73,6 +73,7 @@ def test_a_rule_s_number_is_the_one_in_force(tmp_path: Path) -> None:
     assert set(changes["kind"]) == {"rule", "glossary"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not RELEASES.is_dir(), reason="needs ../shared/realdata")
 def test_the_rules_in_force_are_the_release_s(tmp_path: Path) -> None:
     """Two real releases: the current rules and terms are those of the later one, one each."""

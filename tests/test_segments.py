@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import pytest
 from conftest import FIXTURES, RAW, SEEDS, data_files, rows, table
 
 from pipeline import ingest
@@ -17,8 +18,6 @@ from pipeline.storage import segments, store
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 V4 = FIXTURES / "dataset-v4"  # three runs written by the version-4 code (fixtures README)
 
@@ -42,6 +41,7 @@ def _cards(out: Path, segment: int) -> set[str | None]:
     return set(pq.read_table(path, columns=["card"])["card"].to_pylist())
 
 
+@pytest.mark.slow
 def test_segments_hold_the_rows_one_file_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -417,6 +417,7 @@ def test_history_of_a_rule(rules: Path) -> None:
         assert message in stderr
 
 
+@pytest.mark.slow
 @needs_rules
 def test_rule_pages(rules: Path, tmp_path: Path) -> None:
     """A page per rule with its versions: 702.62a's two, the amendment marked word by word."""
@@ -469,6 +470,8 @@ def _chromium(url: str, *flags: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
 )

@@ -46,6 +46,7 @@ def _raw_with(tmp_path: Path, *names: bytes) -> Path:
     return raw
 
 
+@pytest.mark.slow
 def test_file_and_folder_names_that_are_not_utf8_are_stored_escaped(tmp_path: Path) -> None:
     r"""A name Python can only hold with surrogates is stored as \xNN escapes; the rest too."""
     raw = _raw_with(tmp_path, b"\xff\xfe.txt", b"dir-\xff/inner.txt")
@@ -60,6 +61,7 @@ def test_file_and_folder_names_that_are_not_utf8_are_stored_escaped(tmp_path: Pa
     assert "\\xff\\xfe.txt: no card" in done.stdout.decode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -194,6 +196,7 @@ def test_a_folder_path_past_the_system_limit_is_one_rejected_input(tmp_path: Pat
     assert {r["source_path"] for r in rows(out, "sightings")} == set(SEEDS)
 
 
+@pytest.mark.slow
 def test_an_interrupt_at_any_commit_step_exits_with_what_happened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -272,6 +275,7 @@ def test_a_setting_out_of_its_range_stops_the_run_naming_it(
     assert done.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_the_largest_settings_read_files_as_the_defaults_do(tmp_path: Path) -> None:
     """Every cap at the top of its range is one the system calls accept: the seeds store."""
     env = {
@@ -357,6 +361,7 @@ def test_an_escaped_name_that_is_another_files_name_is_rejected(tmp_path: Path) 
     assert stored.count("\\xff.txt") == 1
 
 
+@pytest.mark.slow
 def test_a_changelog_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     """-o into a folder that does not exist: exit 1, the file and the reason, no traceback."""
     out = tmp_path / "out"

@@ -14,6 +14,7 @@ import signal
 import tempfile
 from pathlib import Path
 
+import pytest
 from conftest import RAW, rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -38,6 +39,7 @@ def _make(raw: Path, parts: list[bytes]) -> None:
     shutil.copyfile(SEED, target)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(NAMES, min_size=1, max_size=3), min_size=1, max_size=3))
 def test_any_file_or_folder_name_is_stored_or_rejected_with_a_reason(

@@ -235,6 +235,7 @@ def test_comprehensive_rules_releases(tmp_path: Path) -> None:
     assert {str(r["effective_date"]) for r in rows} == {"2022-10-07"}
 
 
+@pytest.mark.slow
 @needs_realdata
 def test_rules_diff_lists_the_suspend_change(tmp_path: Path) -> None:
     """2023-11-17 then 2024-02-06 as one source: 702.62a is amended; rulings link to it."""

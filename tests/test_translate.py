@@ -411,6 +411,7 @@ print(json.dumps(EnglishIndex({str(n): t for n, t in enumerate(texts)}).arrays()
 """
 
 
+@pytest.mark.slow
 def test_scores_do_not_depend_on_the_hash_seed(seed_rulings: pa.Table) -> None:
     """Two processes with other hash seeds weigh every English text alike, to the last bit.
 
@@ -747,6 +748,7 @@ def test_hand_translated_rulings_link_right_or_not_at_all() -> None:
     assert sum(right) >= 0.85 * len(items)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
 def test_the_rule_within_a_card_links_what_the_score_alone_leaves_unsure() -> None:
     """A card's own ruling that leads its others by form and marks links below MIN_SCORE.
@@ -792,6 +794,7 @@ def test_a_card_s_other_ruling_does_not_link_when_the_original_is_absent() -> No
     assert not false
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _KHM.is_file(), reason="../shared/realdata is not beside this checkout")
 def test_another_card_s_ruling_without_the_name_the_translation_prints_is_no_link() -> None:
     """A translation printing its card's name ("… copiez Dead …") is not "… copy Boom …".

@@ -44,6 +44,7 @@ def _changelog(out: Path) -> str:
     return CliRunner().invoke(cli, ["changelog", "--out", str(out)]).stdout
 
 
+@pytest.mark.slow
 def test_update_stores_then_skips_then_shows_a_new_release(
     stand_in: StandIn, tmp_path: Path
 ) -> None:
