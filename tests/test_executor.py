@@ -248,6 +248,7 @@ def _running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_a_worker_ends_soon_after_its_run_is_killed(tmp_path: Path) -> None:
     """A run killed (-9) while its worker reads a file: the worker is gone within seconds."""
     raw = tmp_path / "raw"

@@ -105,6 +105,7 @@ def _rules(padding: bytes) -> bytes:
 # 1. No bound on a download's time or size.
 
 
+@pytest.mark.slow
 def test_a_dripping_body_stops_at_the_request_deadline(stand_in: StandIn, tmp_path: Path) -> None:
     """A byte every 0.25 s: the silence bound never rings, the request's deadline does.
 
@@ -120,6 +121,7 @@ def test_a_dripping_body_stops_at_the_request_deadline(stand_in: StandIn, tmp_pa
     assert not (tmp_path / "raw" / RULES_PATH).exists()
 
 
+@pytest.mark.slow
 def test_dripping_headers_stop_at_the_request_deadline(stand_in: StandIn, tmp_path: Path) -> None:
     """A header a byte every 0.25 s: cut off at the request's deadline.
 
@@ -135,6 +137,7 @@ def test_dripping_headers_stop_at_the_request_deadline(stand_in: StandIn, tmp_pa
     )
 
 
+@pytest.mark.slow
 def test_the_run_budget_ends_the_sources_left(stand_in: StandIn, tmp_path: Path) -> None:
     """A run of 1 s: the dripping rules take it all; MTGJSON, after them, fails at once."""
     stand_in.serve(RULES_URL, RULES_2024[:24], faults=[Fault(drip=0.25, length=10**6)])
@@ -219,6 +222,7 @@ def _xz_bomb() -> bytes:
     return b"".join([*parts, packer.compress(b'"}'), packer.flush()])
 
 
+@pytest.mark.slow
 def test_an_xz_bomb_with_its_digest_is_refused(stand_in: StandIn, tmp_path: Path) -> None:
     """A bomb whose published digest matches: refused for its ratio; yesterday's file stays."""
     raw = tmp_path / "raw"
@@ -268,6 +272,7 @@ def test_a_line_past_the_line_limit_is_refused(tmp_path: Path) -> None:
         verify(tmp_path / "f", RULINGS_PATH)
 
 
+@pytest.mark.slow
 def test_blank_lines_cost_their_bytes_not_a_step_each(tmp_path: Path) -> None:
     """30 MiB of mostly blank lines (some 24 million) between two rows: quickly verified.
 
@@ -373,6 +378,7 @@ def _held(stand_in: StandIn, raw: Path) -> tuple[threading.Thread, list[FetchRep
     return thread, reports
 
 
+@pytest.mark.slow
 def test_a_second_fetch_exits_4_while_the_first_runs(stand_in: StandIn, tmp_path: Path) -> None:
     """A fetch while another writes the same raw folder: exit 4 at once, one clear line."""
     raw = tmp_path / "raw"
@@ -387,6 +393,7 @@ def test_a_second_fetch_exits_4_while_the_first_runs(stand_in: StandIn, tmp_path
     assert reports[0].failures == ()
 
 
+@pytest.mark.slow
 def test_a_second_update_waits_for_the_first(stand_in: StandIn, tmp_path: Path) -> None:
     """`update --wait 10` while a fetch holds the raw folder: it waits, then runs."""
     raw = tmp_path / "raw"

@@ -206,6 +206,7 @@ def test_a_batch_out_of_memory_in_its_worker_rejects_only_the_file(
     assert report.rulings_read == SEED_RULINGS
 
 
+@pytest.mark.slow
 def test_a_text_past_the_text_cap_through_the_cli(tmp_path: Path) -> None:
     """The command line: the file named with its size, the cap and its variable; exit 3."""
     raw = _raw(tmp_path, {"big.txt": _plain(2_000)})

@@ -94,6 +94,7 @@ def test_a_full_device_is_an_error_and_stays(dataset: Path, tmp_path: Path) -> N
     assert stat.S_ISCHR(full.lstat().st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["w", "a"], ids=["truncated", "appended"])
 def test_a_link_to_standard_output_writes_there(
     dataset: Path, text: str, tmp_path: Path, mode: str
