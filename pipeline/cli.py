@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from tqdm import tqdm
@@ -26,11 +28,9 @@ from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from pipeline.publishing.changelog import Changeset
-
-_Report = TypeVar("_Report")
 
 # The --out option of the commands that read a dataset.
 _READ_OUT = click.option(
@@ -56,7 +56,35 @@ _NOT_STORED = {
 }
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Pipeline(click.Group):
+    """The `pipeline` group: the one place where an exception becomes an exit code.
+
+    Every command raises; none catches to exit. A PipelineError is one `Error:` line and
+    its own exit code; an interrupt before a run's commit point says that nothing was
+    stored (exit 1); one of the families that come from the system (a file, a name, a
+    number) is one line too, never a traceback. click ends a write to a closed pipe itself,
+    with exit 1, as it ends a bad option with exit 2.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 - click's signature
+        """Run the command CTX names, its exceptions turned into exit codes."""
+        try:
+            return super().invoke(ctx)
+        except PipelineError as exc:
+            _fail(exc)
+        except interrupts.Interrupted as exc:
+            name = signal.Signals(exc.signum).name
+            _fail(StoreError(f"interrupted ({name}): nothing stored; the version before this "
+                             "run stays in force"))  # fmt: skip
+        except (OSError, UnicodeError, OverflowError) as exc:
+            if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+                raise
+            _echo(f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)",
+                  err=True)  # fmt: skip
+            sys.exit(EXIT_FAILED)
+
+
+@click.group(cls=_Pipeline, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mtg-rulings-pipeline")
 def cli() -> None:
     """Ingest Magic: The Gathering ruling dumps into a historied Parquet dataset."""
@@ -147,41 +175,26 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     (docs/sources.md, "Limits").
     """
     with interrupts.guarded() as guard:
-        report = _guarded(
-            ingest,
-            list(paths) or [Path("raw")],
-            out=out,
-            manifest=manifest,
-            catalog_files=catalogs,
-            date_order=DateOrder(date_order) if date_order else None,
-            strict=strict,
-            wait=wait,
-            progress=_progress_bar,
-            workers=workers,
-            executor_name=executor,
-            scheduler=scheduler,
-            rehash=rehash,
-            link_translations=not no_translations,
-            isolate=True,  # a hostile file must cost its worker, never this process
-        )
+        with _progress() as progress:
+            report = ingest(
+                list(paths) or [Path("raw")],
+                out=out,
+                manifest=manifest,
+                catalog_files=catalogs,
+                date_order=DateOrder(date_order) if date_order else None,
+                strict=strict,
+                wait=wait,
+                progress=progress,
+                workers=workers,
+                executor_name=executor,
+                scheduler=scheduler,
+                rehash=rehash,
+                link_translations=not no_translations,
+                isolate=True,  # a hostile file must cost its worker, never this process
+            )
         _echo(summary(report))
         _after_commit(guard, report)
     sys.exit(_ingest_exit(report))
-
-
-def _guarded(run: Callable[..., _Report], *args: Any, **options: Any) -> _Report:  # noqa: ANN401
-    """RUN(*ARGS, **OPTIONS): its errors and an interrupt before its commit as exit codes."""
-    try:
-        return run(*args, **options)
-    except PipelineError as exc:
-        _fail(exc)
-    except interrupts.Interrupted as exc:
-        name = signal.Signals(exc.signum).name
-        _fail(StoreError(f"interrupted ({name}): nothing stored; the version before this run "
-                         "stays in force"))  # fmt: skip
-    finally:
-        for bar in _BARS:
-            bar.close()
 
 
 def _after_commit(guard: interrupts.Guard, report: IngestReport) -> None:
@@ -279,10 +292,7 @@ def _fetching(options: dict[str, Any]) -> tuple[list[str], Upstreams, Settings]:
     upstreams = Upstreams(
         options["scryfall_api"], options["mtgjson_api"], options["comprules_page"]
     )
-    try:
-        limits = Limits.from_env()
-    except PipelineError as exc:
-        _fail(exc)
+    limits = Limits.from_env()
     settings = Settings(
         pause=options["pause"],
         connect_timeout=min(_SETTINGS.connect_timeout, options["timeout"]),
@@ -310,11 +320,8 @@ def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, ty
     Exit 0 all fetched, 3 some sources failed, 1 all failed, 4 another job holds --raw.
     """
     names, upstreams, settings = _fetching(options)
-    try:
-        report = fetch(names, raw=options["raw"], upstreams=upstreams, settings=settings,
-                       wait=options["wait"])  # fmt: skip
-    except PipelineError as exc:
-        _fail(exc)
+    report = fetch(names, raw=options["raw"], upstreams=upstreams, settings=settings,
+                   wait=options["wait"])  # fmt: skip
     _echo_fetch(report)
     sys.exit(_fetch_exit(report))
 
@@ -342,20 +349,20 @@ def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, t
     """
     names, upstreams, settings = _fetching(options)
     with interrupts.guarded() as guard:
-        report = _guarded(
-            update,
-            names,
-            raw=options["raw"],
-            out=options["out"],
-            upstreams=upstreams,
-            settings=settings,
-            catalog_files=options["catalogs"],
-            wait=options["wait"],
-            workers=options["workers"],
-            progress=_progress_bar,
-            fetched=_echo_fetch,
-            isolate=True,  # a hostile file must cost its worker, never this process
-        )
+        with _progress() as progress:
+            report = update(
+                names,
+                raw=options["raw"],
+                out=options["out"],
+                upstreams=upstreams,
+                settings=settings,
+                catalog_files=options["catalogs"],
+                wait=options["wait"],
+                workers=options["workers"],
+                progress=progress,
+                fetched=_echo_fetch,
+                isolate=True,  # a hostile file must cost its worker, never this process
+            )
         if report.ingested is None:
             _echo("nothing ingested: no source could be fetched")
         else:
@@ -426,18 +433,16 @@ def changelog_command(
 ) -> None:
     """Show what changed in a run (default: the latest), grouped, with word diffs."""
     if run is not None and since is not None:
-        _fail(UsageError("--run and --since exclude each other; give one"))
+        msg = "--run and --since exclude each other; give one"
+        raise UsageError(msg)
     from pipeline.publishing.dataset import load_changeset  # noqa: PLC0415 - see FORMATS
 
-    try:
-        cs = load_changeset(out, run=run, since=since.date() if since else None)
-    except PipelineError as exc:
-        _fail(exc)
+    cs = load_changeset(out, run=run, since=since.date() if since else None)
     text = _render(fmt, cs)
     if output is None:
         _echo(text, nl=False)
     else:
-        _write(output, text)
+        write_output(output, text)  # a FIFO or device written in place, a file replaced whole
 
 
 def _render(fmt: str, changes: Changeset) -> str:
@@ -467,13 +472,11 @@ def history_command(card: str | None, rule: str | None, out: Path) -> None:
     """
     if (card is None) == (rule is None):
         which = "not both" if card is not None else "one of them"
-        _fail(UsageError(f"give a CARD or --rule NUMBER ({which})"))
+        msg = f"give a CARD or --rule NUMBER ({which})"
+        raise UsageError(msg)
     from pipeline.publishing.dataset import load_history, load_rule_history  # noqa: PLC0415
 
-    try:
-        entries = load_history(out, card) if card is not None else load_rule_history(out, str(rule))
-    except PipelineError as exc:
-        _fail(exc)
+    entries = load_history(out, card) if card is not None else load_rule_history(out, str(rule))
     _echo(f"{card if card is not None else rule}: {len(entries)} versions")
     for e in entries:
         came = f"{e.as_of} (run {e.appeared})" if e.as_of else f"run {e.appeared}"
@@ -502,10 +505,7 @@ def site_command(out: Path, folder: Path) -> None:
     """
     from pipeline.publishing.site import build_site  # noqa: PLC0415 - see FORMATS
 
-    try:
-        report = build_site(out, folder)
-    except PipelineError as exc:
-        _fail(exc)
+    report = build_site(out, folder)
     unchanged = report.rendered - len(report.written)
     _echo(
         f"site {folder}: {report.pages} pages, {len(report.written)} written, "
@@ -523,22 +523,12 @@ def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click pas
     """Figures of the dataset: runs, cards, rulings by language, kind and source."""
     from pipeline.publishing.stats import dataset_stats, render_stats  # noqa: PLC0415
 
-    try:
-        figures = dataset_stats(out)
-    except PipelineError as exc:
-        _fail(exc)
+    figures = dataset_stats(out)
     _echo(json.dumps(figures, indent=2, ensure_ascii=False) if as_json else render_stats(figures))
 
 
-def _write(path: Path, text: str) -> None:
-    """Write TEXT to PATH: a regular file replaced whole, a FIFO or device written in place."""
-    try:
-        write_output(path, text)
-    except PipelineError as exc:
-        _fail(exc)
-
-
 def _fail(exc: PipelineError) -> NoReturn:
+    """End the command: EXC on stderr as one `Error:` line, and its exit code."""
     _echo(f"Error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
@@ -548,18 +538,26 @@ def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     click.echo(escaped(text), err=err, nl=nl)
 
 
-def _progress_bar(total: int) -> Callable[[int], None]:
-    # tqdm writes to stderr, and only when it is a terminal: batch logs stay clean.
-    bar = tqdm(total=total, unit="file", disable=not sys.stderr.isatty(), leave=False)
-    _BARS.append(bar)
+@contextmanager
+def _progress() -> Iterator[Callable[[int], Callable[[int], None]]]:
+    """Progress bars for one run, each closed when the run ends, before its summary."""
+    bars: list[Any] = []
 
-    def advance(done: int) -> None:
-        bar.update(done)
+    def new_bar(total: int) -> Callable[[int], None]:
+        # tqdm writes to stderr, and only when it is a terminal: batch logs stay clean.
+        bar = tqdm(total=total, unit="file", disable=not sys.stderr.isatty(), leave=False)
+        bars.append(bar)
 
-    return advance
+        def advance(done: int) -> None:
+            bar.update(done)
 
+        return advance
 
-_BARS: list[Any] = []  # the bars of this command, closed when it ends
+    try:
+        yield new_bar
+    finally:
+        for bar in bars:
+            bar.close()
 
 
 def summary(report: IngestReport) -> str:
@@ -617,17 +615,9 @@ def _capped(lines: list[str], *, stored: bool) -> list[str]:
 
 
 def main() -> None:
-    """Entry point of the `pipeline` console script.
-
-    The errors the commands foresee are named where they arise; one of the families that
-    come from the system (a file, a name, a number) that still reaches this point is one
-    line too, never a traceback. (click already ends a write to a closed pipe with exit 1.)
-    """
+    """Entry point of the `pipeline` console script (exit codes: the group, _Pipeline)."""
     try:
         cli(prog_name="pipeline")
-    except (OSError, UnicodeError, OverflowError) as exc:
-        _echo(f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)", err=True)
-        sys.exit(EXIT_FAILED)
     finally:
         # The process ends here: the system takes its memory back at once, and the collector
         # need not walk what is left of a run (its reports, 100,000 objects and more) while
