@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 from tqdm import tqdm
 
+from pipeline import cli_options as options
 from pipeline import interrupts
 from pipeline.errors import PipelineError, StoreError, UsageError
-from pipeline.fetching.client import MAX_SIZE, Settings
-from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
+from pipeline.fetching.fetch import FetchReport, fetch
 from pipeline.ingest import IngestReport, Outcome, ingest
-from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.publishing.output import write_output
 from pipeline.reading.executor import EXECUTORS
@@ -32,14 +31,6 @@ if TYPE_CHECKING:
 
     from pipeline.publishing.changelog import Changeset
 
-# The --out option of the commands that read a dataset.
-_READ_OUT = click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("normalized"),
-    show_default=True,
-    help="Dataset folder to read.",
-)
 # The changelog's formats. The publishing modules are imported by the commands that use
 # them: an ingest never does, and loading them (Jinja2 with them) took 50 ms of every
 # command's start.
@@ -92,13 +83,7 @@ def cli() -> None:
 
 @cli.command("ingest", short_help="Ingest raw dumps into the dataset as one run.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("normalized"),
-    show_default=True,
-    help="Dataset folder to write.",
-)
+@options.WRITE_OUT
 @click.option(
     "--manifest",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
@@ -110,27 +95,15 @@ def cli() -> None:
     type=click.Choice([o.value for o in DateOrder]),
     help="Day/month order for documents whose dates do not decide it.",
 )
-@click.option(
-    "--catalog",
-    "catalogs",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Card catalog (MTGJSON set/AllPrintings/AtomicCards or Scryfall cards JSON): "
+@options.catalogs(
+    "Card catalog (MTGJSON set/AllPrintings/AtomicCards or Scryfall cards JSON): "
     "English names, oracle ids, localized names; added to those in each raw root's "
-    ".catalog/ folder. Repeatable.",
+    ".catalog/ folder. Repeatable."
 )
 @click.option("--strict", is_flag=True, help="Store nothing if any input is rejected.")
-@click.option(
-    "--wait",
-    type=click.FloatRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seconds to wait for another ingest writing the same --out.",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    help="Processes for the per-file stage and for ranking translations [default: the cores].",
+@options.wait("Seconds to wait for another ingest writing the same --out.")
+@options.workers(
+    "Processes for the per-file stage and for ranking translations [default: the cores]."
 )
 @click.option(
     "--executor",
@@ -210,107 +183,9 @@ def _ingest_exit(report: IngestReport) -> int:
     return _NOT_STORED[report.outcome]
 
 
-_UPSTREAMS, _SETTINGS = Upstreams(), Settings()  # the defaults the options show
-_UNITS = {"": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30,
-          "gib": 1 << 30}  # fmt: skip
-
-
-class _Size(click.ParamType[int, object]):
-    """A size in bytes, or with a binary unit: 16MiB, 4GiB, 500KiB."""
-
-    name = "SIZE"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:  # noqa: ANN401 - click's signature
-        """VALUE as a whole number of bytes, at least 1."""
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().lower()
-        number = text.rstrip("kmgib")
-        unit = text[len(number) :]
-        if not number.isdigit() or unit not in _UNITS or int(number) < 1:
-            self.fail(
-                f"{value!r} is not a size (bytes, or a number with KiB, MiB or GiB)", param, ctx
-            )
-        return int(number) * _UNITS[unit]
-
-
-def _shown(size: int) -> str:
-    """SIZE in the largest binary unit that divides it: 4GiB, 16MiB."""
-    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size % factor == 0:
-            return f"{size // factor}{unit}"
-    return str(size)
-
-
-def _fetch_options(command: Callable[..., None]) -> Callable[..., None]:
-    """The SOURCE arguments and options `fetch` and `update` share."""
-    options = [
-        click.argument("sources", nargs=-1, type=click.Choice(SOURCES)),
-        click.option("--raw", type=click.Path(path_type=Path, file_okay=False),
-                     default=Path("raw"), show_default=True, help="Raw folder to fetch into."),
-        click.option("--scryfall-api", default=_UPSTREAMS.scryfall, show_default=True,
-                     help="Scryfall API root (its /bulk-data index)."),
-        click.option("--mtgjson-api", default=_UPSTREAMS.mtgjson, show_default=True,
-                     help="MTGJSON v5 API root (AllPrintings.json.xz, Meta.json)."),
-        click.option("--comprules-page", default=_UPSTREAMS.comprules, show_default=True,
-                     help="The rules page linking the Comprehensive Rules .txt."),
-        click.option("--pause", type=click.FloatRange(min=0), default=_SETTINGS.pause,
-                     show_default=True, help="Seconds between two requests to one host."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=_SETTINGS.read_timeout,
-                     show_default=True, help="Seconds a server may stay silent (connect: at "
-                     f"most {_SETTINGS.connect_timeout:g})."),
-        click.option("--retries", type=click.IntRange(min=0), default=_SETTINGS.retries,
-                     show_default=True, help="Attempts after the first, per request, on "
-                     "408, 429, 5xx and broken connections."),
-        click.option("--max-wait", type=click.FloatRange(min=0), default=_SETTINGS.max_wait,
-                     show_default=True, help="Longest wait before a retry; a Retry-After "
-                     "above it fails the source."),
-        click.option("--request-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.request_seconds, show_default=True, help="Seconds one "
-                     "request may take, its body, retries and waits included."),
-        click.option("--source-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.source_seconds, show_default=True, help="Seconds one "
-                     "source may take, every request and wait included."),
-        click.option("--max-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.total_seconds, show_default=True, help="Seconds the "
-                     "whole fetch may take; the sources left when it is spent fail."),
-        *(click.option(f"--{name}-max-size", type=_Size(), default=_shown(MAX_SIZE[name]),
-                       show_default=True, help=f"Largest {name} file taken (decoded), in "
-                       "bytes or with KiB, MiB, GiB.") for name in SOURCES),
-        click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
-                     help="Seconds to wait for another fetch or update holding --raw (update: "
-                     "and for another ingest writing --out)."),
-    ]  # fmt: skip
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _fetching(options: dict[str, Any]) -> tuple[list[str], Upstreams, Settings]:
-    """The sources (default: all, each once), upstreams and settings of fetch options."""
-    names = list(dict.fromkeys(options["sources"])) or list(SOURCES)
-    upstreams = Upstreams(
-        options["scryfall_api"], options["mtgjson_api"], options["comprules_page"]
-    )
-    limits = Limits.from_env()
-    settings = Settings(
-        pause=options["pause"],
-        connect_timeout=min(_SETTINGS.connect_timeout, options["timeout"]),
-        read_timeout=options["timeout"],
-        retries=options["retries"],
-        max_wait=options["max_wait"],
-        request_seconds=options["request_time"],
-        source_seconds=options["source_time"],
-        total_seconds=options["max_time"],
-        max_size={name: options[f"{name}_max_size"] for name in SOURCES},
-        limits=limits,
-    )
-    return names, upstreams, settings
-
-
 @cli.command("fetch", short_help="Download the latest public data into raw/.")
-@_fetch_options
-def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
+@options.fetch_options
+def fetch_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typed in fetch_settings
     """Download the latest files of each SOURCE (default: all) into raw/, only if changed.
 
     scryfall: the bulk rulings and the oracle cards (raw/.catalog/, the ingest's catalog);
@@ -319,27 +194,19 @@ def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, ty
     the reader's caps (PIPELINE_MAX_EXPANDED, PIPELINE_MAX_RATIO, PIPELINE_MAX_DEPTH, ...).
     Exit 0 all fetched, 3 some sources failed, 1 all failed, 4 another job holds --raw.
     """
-    names, upstreams, settings = _fetching(options)
-    report = fetch(names, raw=options["raw"], upstreams=upstreams, settings=settings,
-                   wait=options["wait"])  # fmt: skip
+    names, upstreams, settings = options.fetch_settings(kwargs)
+    report = fetch(names, raw=kwargs["raw"], upstreams=upstreams, settings=settings,
+                   wait=kwargs["wait"])  # fmt: skip
     _echo_fetch(report)
     sys.exit(_fetch_exit(report))
 
 
 @cli.command("update", short_help="Fetch, then ingest what changed: the nightly job.")
-@_fetch_options
-@click.option("--out", type=click.Path(path_type=Path), default=Path("normalized"),
-              show_default=True, help="Dataset folder to write.")  # fmt: skip
-@click.option(
-    "--catalog",
-    "catalogs",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Card catalog besides those in RAW/.catalog/. Repeatable.",
-)
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Processes for the per-file stage [default: the cores].")  # fmt: skip
-def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
+@options.fetch_options
+@options.WRITE_OUT
+@options.catalogs("Card catalog besides those in RAW/.catalog/. Repeatable.")
+@options.workers("Processes for the per-file stage [default: the cores].")
+def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typed in fetch_settings
     """Fetch each SOURCE (default: all) into --raw, then ingest --raw into --out as one run.
 
     Only the files that changed are read; when nothing did, no run is recorded. Exit 0 all
@@ -347,18 +214,18 @@ def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, t
     stored), 5 every input rejected, 1 nothing fetched or stored, 4 another job holds
     --raw or another ingest --out.
     """
-    names, upstreams, settings = _fetching(options)
+    names, upstreams, settings = options.fetch_settings(kwargs)
     with interrupts.guarded() as guard:
         with _progress() as progress:
             report = update(
                 names,
-                raw=options["raw"],
-                out=options["out"],
+                raw=kwargs["raw"],
+                out=kwargs["out"],
                 upstreams=upstreams,
                 settings=settings,
-                catalog_files=options["catalogs"],
-                wait=options["wait"],
-                workers=options["workers"],
+                catalog_files=kwargs["catalogs"],
+                wait=kwargs["wait"],
+                workers=kwargs["workers"],
                 progress=progress,
                 fetched=_echo_fetch,
                 isolate=True,  # a hostile file must cost its worker, never this process
@@ -407,7 +274,7 @@ def _update_exit(report: UpdateReport) -> int:
 
 
 @cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
-@_READ_OUT
+@options.READ_OUT
 @click.option("--run", "run", type=click.IntRange(min=1), help="Report this run.")
 @click.option(
     "--since",
@@ -464,7 +331,7 @@ def _render(fmt: str, changes: Changeset) -> str:
     metavar="NUMBER",
     help="Show every version of this Comprehensive Rules rule (702.62a) instead of a card's.",
 )
-@_READ_OUT
+@options.READ_OUT
 def history_command(card: str | None, rule: str | None, out: Path) -> None:
     """Every version of every ruling of CARD, or of rule --rule, oldest first.
 
@@ -489,7 +356,7 @@ def history_command(card: str | None, rule: str | None, out: Path) -> None:
 
 
 @cli.command("site", short_help="Write the history of every ruling as a static site with a feed.")
-@_READ_OUT
+@options.READ_OUT
 @click.option(
     "-o",
     "--output",
@@ -517,7 +384,7 @@ def site_command(out: Path, folder: Path) -> None:
 
 
 @cli.command("stats", short_help="Show the dataset in figures.")
-@_READ_OUT
+@options.READ_OUT
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click passes flags
     """Figures of the dataset: runs, cards, rulings by language, kind and source."""
