@@ -88,22 +88,24 @@ def cli() -> None:
     "--manifest",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     help="CSV with path, card, source, fetched_at, date_order "
-    "[default: manifest.csv in each raw root].",
+    "[default: manifest.csv in each raw root, if present].",
 )
 @click.option(
     "--date-order",
     type=click.Choice([o.value for o in DateOrder]),
-    help="Day/month order for documents whose dates do not decide it.",
+    help="Day/month order for documents whose own dates do not decide it.",
 )
 @options.catalogs(
     "Card catalog (MTGJSON set/AllPrintings/AtomicCards or Scryfall cards JSON): "
     "English names, oracle ids, localized names; added to those in each raw root's "
     ".catalog/ folder. Repeatable."
 )
-@click.option("--strict", is_flag=True, help="Store nothing if any input is rejected.")
+@click.option(
+    "--strict", is_flag=True, help="Store nothing, and fail the run, if any input is rejected."
+)
 @options.wait("Seconds to wait for another ingest writing the same --out.")
 @options.workers(
-    "Processes for the per-file stage and for ranking translations [default: the cores]."
+    "Processes for the per-file stage and for ranking translations [default: the machine's cores]."
 )
 @click.option(
     "--executor",
@@ -112,7 +114,9 @@ def cli() -> None:
     show_default=True,
     help="Run the per-file stage here or on a Dask cluster (pip install '.[dask]').",
 )
-@click.option("--scheduler", help="Dask scheduler address [default: a local cluster].")
+@click.option(
+    "--scheduler", metavar="ADDRESS", help="Dask scheduler address [default: a local cluster]."
+)
 @click.option(
     "--rehash",
     is_flag=True,
@@ -205,7 +209,7 @@ def fetch_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typ
 @options.fetch_options
 @options.WRITE_OUT
 @options.catalogs("Card catalog besides those in RAW/.catalog/. Repeatable.")
-@options.workers("Processes for the per-file stage [default: the cores].")
+@options.workers("Processes for the per-file stage [default: the machine's cores].")
 def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typed in fetch_settings
     """Fetch each SOURCE (default: all) into --raw, then ingest --raw into --out as one run.
 
@@ -275,11 +279,18 @@ def _update_exit(report: UpdateReport) -> int:
 
 @cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
 @options.READ_OUT
-@click.option("--run", "run", type=click.IntRange(min=1), help="Report this run.")
+@click.option(
+    "--run",
+    "run",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Report run N [default: the latest].",
+)
 @click.option(
     "--since",
     type=click.DateTime(formats=["%Y-%m-%d"]),
-    help="Report every run started on or after this date (YYYY-MM-DD).",
+    metavar="DATE",
+    help="Report every run started on or after DATE (YYYY-MM-DD).",
 )
 @click.option(
     "--format",
@@ -293,7 +304,8 @@ def _update_exit(report: UpdateReport) -> int:
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Write to this file instead of standard output (a FIFO or device: in place).",
+    help="Write to FILE instead of standard output: a regular file is replaced whole, a FIFO "
+    "or device (/dev/stdout, /dev/null) written in place.",
 )
 def changelog_command(
     out: Path, run: int | None, since: dt.datetime | None, fmt: str, output: Path | None
@@ -363,7 +375,8 @@ def history_command(card: str | None, rule: str | None, out: Path) -> None:
     "folder",
     required=True,
     type=click.Path(path_type=Path, file_okay=False),
-    help="Folder of the site: made if missing, brought up to date in place if a site.",
+    metavar="SITE_DIR",
+    help="Folder of the site: made if missing, brought up to date in place if it is a site.",
 )
 def site_command(out: Path, folder: Path) -> None:
     """Write the dataset's history as a static site: a page per card, run and rule, a feed.

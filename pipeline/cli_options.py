@@ -27,6 +27,7 @@ def out(text: str) -> Callable[[_Command], _Command]:
     return click.option(
         "--out",
         type=click.Path(path_type=Path),
+        metavar="DIR",
         default=Path("normalized"),
         show_default=True,
         help=text,
@@ -50,13 +51,18 @@ def catalogs(text: str) -> Callable[[_Command], _Command]:
 
 def workers(text: str) -> Callable[[_Command], _Command]:
     """--workers N, the processes of the per-file stage."""
-    return click.option("--workers", type=click.IntRange(min=1), help=text)
+    return click.option("--workers", type=click.IntRange(min=1), metavar="N", help=text)
 
 
 def wait(text: str) -> Callable[[_Command], _Command]:
     """--wait SECONDS, how long to wait for a lock another job holds."""
     return click.option(
-        "--wait", type=click.FloatRange(min=0), default=0, show_default=True, help=text
+        "--wait",
+        type=click.FloatRange(min=0),
+        default=0,
+        show_default=True,
+        metavar="SECONDS",
+        help=text,
     )
 
 
@@ -92,43 +98,58 @@ def _shown(size: int) -> str:
     return str(size)
 
 
+def _seconds(flag: str, default: float, text: str) -> Callable[[_Command], _Command]:
+    """FLAG SECONDS, a time limit of at least 0.1 s."""
+    return click.option(
+        flag,
+        type=click.FloatRange(min=0.1),
+        metavar="SECONDS",
+        default=default,
+        show_default=True,
+        help=text,
+    )
+
+
 def fetch_options(command: _Command) -> _Command:
     """The SOURCE arguments and options `fetch` and `update` share."""
     options = [
         click.argument("sources", nargs=-1, type=click.Choice(SOURCES)),
-        click.option("--raw", type=click.Path(path_type=Path, file_okay=False),
+        click.option("--raw", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
                      default=Path("raw"), show_default=True, help="Raw folder to fetch into."),
-        click.option("--scryfall-api", default=_UPSTREAMS.scryfall, show_default=True,
-                     help="Scryfall API root (its /bulk-data index)."),
-        click.option("--mtgjson-api", default=_UPSTREAMS.mtgjson, show_default=True,
+        click.option("--scryfall-api", metavar="URL", default=_UPSTREAMS.scryfall,
+                     show_default=True, help="Scryfall API root (its /bulk-data index)."),
+        click.option("--mtgjson-api", metavar="URL", default=_UPSTREAMS.mtgjson,
+                     show_default=True,
                      help="MTGJSON v5 API root (AllPrintings.json.xz, Meta.json)."),
-        click.option("--comprules-page", default=_UPSTREAMS.comprules, show_default=True,
+        click.option("--comprules-page", metavar="URL", default=_UPSTREAMS.comprules,
+                     show_default=True,
                      help="The rules page linking the Comprehensive Rules .txt."),
-        click.option("--pause", type=click.FloatRange(min=0), default=_SETTINGS.pause,
-                     show_default=True, help="Seconds between two requests to one host."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=_SETTINGS.read_timeout,
-                     show_default=True, help="Seconds a server may stay silent (connect: at "
-                     f"most {_SETTINGS.connect_timeout:g})."),
-        click.option("--retries", type=click.IntRange(min=0), default=_SETTINGS.retries,
-                     show_default=True, help="Attempts after the first, per request, on "
-                     "408, 429, 5xx and broken connections."),
-        click.option("--max-wait", type=click.FloatRange(min=0), default=_SETTINGS.max_wait,
-                     show_default=True, help="Longest wait before a retry; a Retry-After "
-                     "above it fails the source."),
-        click.option("--request-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.request_seconds, show_default=True, help="Seconds one "
-                     "request may take, its body, retries and waits included."),
-        click.option("--source-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.source_seconds, show_default=True, help="Seconds one "
-                     "source may take, every request and wait included."),
-        click.option("--max-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.total_seconds, show_default=True, help="Seconds the "
-                     "whole fetch may take; the sources left when it is spent fail."),
+        click.option("--pause", type=click.FloatRange(min=0), metavar="SECONDS",
+                     default=_SETTINGS.pause, show_default=True, help="Seconds between two "
+                     "requests to one host (Scryfall asks 50 to 100 ms)."),
+        _seconds("--timeout", _SETTINGS.read_timeout, "Seconds a server may stay silent "
+                 f"(connect: at most {_SETTINGS.connect_timeout:g})."),
+        click.option("--retries", type=click.IntRange(min=0), metavar="N",
+                     default=_SETTINGS.retries, show_default=True, help="Attempts after the "
+                     "first, per request, on 408, 429, 5xx and broken connections; each waits "
+                     "1, 2, 4... seconds, or the Retry-After asked (seconds or an HTTP date)."),
+        click.option("--max-wait", type=click.FloatRange(min=0), metavar="SECONDS",
+                     default=_SETTINGS.max_wait, show_default=True, help="Longest wait before "
+                     "a retry; a Retry-After above it fails the source at once."),
+        _seconds("--request-time", _SETTINGS.request_seconds, "Seconds one request may "
+                 "take, its body, retries and waits included."),
+        _seconds("--source-time", _SETTINGS.source_seconds, "Seconds one source may take, "
+                 "every request and wait included."),
+        _seconds("--max-time", _SETTINGS.total_seconds, "Seconds the whole fetch may take "
+                 "(not the ingest after it), waits included; the sources left when it is "
+                 "spent fail."),
         *(click.option(f"--{name}-max-size", type=_Size(), default=_shown(MAX_SIZE[name]),
-                       show_default=True, help=f"Largest {name} file taken (decoded), in "
-                       "bytes or with KiB, MiB, GiB.") for name in SOURCES),
-        wait("Seconds to wait for another fetch or update holding --raw (update: and for "
-             "another ingest writing --out)."),
+                       show_default=True, help=f"Largest {name} file taken, as stored (any "
+                       "Content-Encoding undone), in bytes or with KiB, MiB, GiB.")
+          for name in SOURCES),
+        wait("Seconds to wait for another fetch or update holding --raw (update holds it to "
+             "the end of its ingest) and, in update, for another ingest writing --out; then "
+             "exit 4."),
     ]  # fmt: skip
     for option in reversed(options):
         command = option(command)
