@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from tqdm import tqdm
 
+from pipeline import cli_options as options
 from pipeline import interrupts
 from pipeline.errors import PipelineError, StoreError, UsageError
-from pipeline.fetching.client import MAX_SIZE, Settings
-from pipeline.fetching.fetch import SOURCES, FetchReport, Upstreams, fetch
+from pipeline.fetching.fetch import FetchReport, fetch
 from pipeline.ingest import IngestReport, Outcome, ingest
-from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.publishing.output import write_output
 from pipeline.reading.executor import EXECUTORS
@@ -26,20 +27,10 @@ from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from pipeline.publishing.changelog import Changeset
 
-_Report = TypeVar("_Report")
-
-# The --out option of the commands that read a dataset.
-_READ_OUT = click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("normalized"),
-    show_default=True,
-    help="Dataset folder to read.",
-)
 # The changelog's formats. The publishing modules are imported by the commands that use
 # them: an ingest never does, and loading them (Jinja2 with them) took 50 ms of every
 # command's start.
@@ -56,7 +47,35 @@ _NOT_STORED = {
 }
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Pipeline(click.Group):
+    """The `pipeline` group: the one place where an exception becomes an exit code.
+
+    Every command raises; none catches to exit. A PipelineError is one `Error:` line and
+    its own exit code; an interrupt before a run's commit point says that nothing was
+    stored (exit 1); one of the families that come from the system (a file, a name, a
+    number) is one line too, never a traceback. click ends a write to a closed pipe itself,
+    with exit 1, as it ends a bad option with exit 2.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 - click's signature
+        """Run the command CTX names, its exceptions turned into exit codes."""
+        try:
+            return super().invoke(ctx)
+        except PipelineError as exc:
+            _fail(exc)
+        except interrupts.Interrupted as exc:
+            name = signal.Signals(exc.signum).name
+            _fail(StoreError(f"interrupted ({name}): nothing stored; the version before this "
+                             "run stays in force"))  # fmt: skip
+        except (OSError, UnicodeError, OverflowError) as exc:
+            if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+                raise
+            _echo(f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)",
+                  err=True)  # fmt: skip
+            sys.exit(EXIT_FAILED)
+
+
+@click.group(cls=_Pipeline, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mtg-rulings-pipeline")
 def cli() -> None:
     """Ingest Magic: The Gathering ruling dumps into a historied Parquet dataset."""
@@ -64,45 +83,29 @@ def cli() -> None:
 
 @cli.command("ingest", short_help="Ingest raw dumps into the dataset as one run.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("normalized"),
-    show_default=True,
-    help="Dataset folder to write.",
-)
+@options.WRITE_OUT
 @click.option(
     "--manifest",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     help="CSV with path, card, source, fetched_at, date_order "
-    "[default: manifest.csv in each raw root].",
+    "[default: manifest.csv in each raw root, if present].",
 )
 @click.option(
     "--date-order",
     type=click.Choice([o.value for o in DateOrder]),
-    help="Day/month order for documents whose dates do not decide it.",
+    help="Day/month order for documents whose own dates do not decide it.",
 )
-@click.option(
-    "--catalog",
-    "catalogs",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Card catalog (MTGJSON set/AllPrintings/AtomicCards or Scryfall cards JSON): "
+@options.catalogs(
+    "Card catalog (MTGJSON set/AllPrintings/AtomicCards or Scryfall cards JSON): "
     "English names, oracle ids, localized names; added to those in each raw root's "
-    ".catalog/ folder. Repeatable.",
-)
-@click.option("--strict", is_flag=True, help="Store nothing if any input is rejected.")
-@click.option(
-    "--wait",
-    type=click.FloatRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seconds to wait for another ingest writing the same --out.",
+    ".catalog/ folder. Repeatable."
 )
 @click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    help="Processes for the per-file stage and for ranking translations [default: the cores].",
+    "--strict", is_flag=True, help="Store nothing, and fail the run, if any input is rejected."
+)
+@options.wait("Seconds to wait for another ingest writing the same --out.")
+@options.workers(
+    "Processes for the per-file stage and for ranking translations [default: the machine's cores]."
 )
 @click.option(
     "--executor",
@@ -111,7 +114,9 @@ def cli() -> None:
     show_default=True,
     help="Run the per-file stage here or on a Dask cluster (pip install '.[dask]').",
 )
-@click.option("--scheduler", help="Dask scheduler address [default: a local cluster].")
+@click.option(
+    "--scheduler", metavar="ADDRESS", help="Dask scheduler address [default: a local cluster]."
+)
 @click.option(
     "--rehash",
     is_flag=True,
@@ -147,41 +152,26 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     (docs/sources.md, "Limits").
     """
     with interrupts.guarded() as guard:
-        report = _guarded(
-            ingest,
-            list(paths) or [Path("raw")],
-            out=out,
-            manifest=manifest,
-            catalog_files=catalogs,
-            date_order=DateOrder(date_order) if date_order else None,
-            strict=strict,
-            wait=wait,
-            progress=_progress_bar,
-            workers=workers,
-            executor_name=executor,
-            scheduler=scheduler,
-            rehash=rehash,
-            link_translations=not no_translations,
-            isolate=True,  # a hostile file must cost its worker, never this process
-        )
+        with _progress() as progress:
+            report = ingest(
+                list(paths) or [Path("raw")],
+                out=out,
+                manifest=manifest,
+                catalog_files=catalogs,
+                date_order=DateOrder(date_order) if date_order else None,
+                strict=strict,
+                wait=wait,
+                progress=progress,
+                workers=workers,
+                executor_name=executor,
+                scheduler=scheduler,
+                rehash=rehash,
+                link_translations=not no_translations,
+                isolate=True,  # a hostile file must cost its worker, never this process
+            )
         _echo(summary(report))
         _after_commit(guard, report)
     sys.exit(_ingest_exit(report))
-
-
-def _guarded(run: Callable[..., _Report], *args: Any, **options: Any) -> _Report:  # noqa: ANN401
-    """RUN(*ARGS, **OPTIONS): its errors and an interrupt before its commit as exit codes."""
-    try:
-        return run(*args, **options)
-    except PipelineError as exc:
-        _fail(exc)
-    except interrupts.Interrupted as exc:
-        name = signal.Signals(exc.signum).name
-        _fail(StoreError(f"interrupted ({name}): nothing stored; the version before this run "
-                         "stays in force"))  # fmt: skip
-    finally:
-        for bar in _BARS:
-            bar.close()
 
 
 def _after_commit(guard: interrupts.Guard, report: IngestReport) -> None:
@@ -197,110 +187,9 @@ def _ingest_exit(report: IngestReport) -> int:
     return _NOT_STORED[report.outcome]
 
 
-_UPSTREAMS, _SETTINGS = Upstreams(), Settings()  # the defaults the options show
-_UNITS = {"": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30,
-          "gib": 1 << 30}  # fmt: skip
-
-
-class _Size(click.ParamType[int, object]):
-    """A size in bytes, or with a binary unit: 16MiB, 4GiB, 500KiB."""
-
-    name = "SIZE"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:  # noqa: ANN401 - click's signature
-        """VALUE as a whole number of bytes, at least 1."""
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().lower()
-        number = text.rstrip("kmgib")
-        unit = text[len(number) :]
-        if not number.isdigit() or unit not in _UNITS or int(number) < 1:
-            self.fail(
-                f"{value!r} is not a size (bytes, or a number with KiB, MiB or GiB)", param, ctx
-            )
-        return int(number) * _UNITS[unit]
-
-
-def _shown(size: int) -> str:
-    """SIZE in the largest binary unit that divides it: 4GiB, 16MiB."""
-    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size % factor == 0:
-            return f"{size // factor}{unit}"
-    return str(size)
-
-
-def _fetch_options(command: Callable[..., None]) -> Callable[..., None]:
-    """The SOURCE arguments and options `fetch` and `update` share."""
-    options = [
-        click.argument("sources", nargs=-1, type=click.Choice(SOURCES)),
-        click.option("--raw", type=click.Path(path_type=Path, file_okay=False),
-                     default=Path("raw"), show_default=True, help="Raw folder to fetch into."),
-        click.option("--scryfall-api", default=_UPSTREAMS.scryfall, show_default=True,
-                     help="Scryfall API root (its /bulk-data index)."),
-        click.option("--mtgjson-api", default=_UPSTREAMS.mtgjson, show_default=True,
-                     help="MTGJSON v5 API root (AllPrintings.json.xz, Meta.json)."),
-        click.option("--comprules-page", default=_UPSTREAMS.comprules, show_default=True,
-                     help="The rules page linking the Comprehensive Rules .txt."),
-        click.option("--pause", type=click.FloatRange(min=0), default=_SETTINGS.pause,
-                     show_default=True, help="Seconds between two requests to one host."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=_SETTINGS.read_timeout,
-                     show_default=True, help="Seconds a server may stay silent (connect: at "
-                     f"most {_SETTINGS.connect_timeout:g})."),
-        click.option("--retries", type=click.IntRange(min=0), default=_SETTINGS.retries,
-                     show_default=True, help="Attempts after the first, per request, on "
-                     "408, 429, 5xx and broken connections."),
-        click.option("--max-wait", type=click.FloatRange(min=0), default=_SETTINGS.max_wait,
-                     show_default=True, help="Longest wait before a retry; a Retry-After "
-                     "above it fails the source."),
-        click.option("--request-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.request_seconds, show_default=True, help="Seconds one "
-                     "request may take, its body, retries and waits included."),
-        click.option("--source-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.source_seconds, show_default=True, help="Seconds one "
-                     "source may take, every request and wait included."),
-        click.option("--max-time", type=click.FloatRange(min=0.1),
-                     default=_SETTINGS.total_seconds, show_default=True, help="Seconds the "
-                     "whole fetch may take; the sources left when it is spent fail."),
-        *(click.option(f"--{name}-max-size", type=_Size(), default=_shown(MAX_SIZE[name]),
-                       show_default=True, help=f"Largest {name} file taken (decoded), in "
-                       "bytes or with KiB, MiB, GiB.") for name in SOURCES),
-        click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
-                     help="Seconds to wait for another fetch or update holding --raw (update: "
-                     "and for another ingest writing --out)."),
-    ]  # fmt: skip
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _fetching(options: dict[str, Any]) -> tuple[list[str], Upstreams, Settings]:
-    """The sources (default: all, each once), upstreams and settings of fetch options."""
-    names = list(dict.fromkeys(options["sources"])) or list(SOURCES)
-    upstreams = Upstreams(
-        options["scryfall_api"], options["mtgjson_api"], options["comprules_page"]
-    )
-    try:
-        limits = Limits.from_env()
-    except PipelineError as exc:
-        _fail(exc)
-    settings = Settings(
-        pause=options["pause"],
-        connect_timeout=min(_SETTINGS.connect_timeout, options["timeout"]),
-        read_timeout=options["timeout"],
-        retries=options["retries"],
-        max_wait=options["max_wait"],
-        request_seconds=options["request_time"],
-        source_seconds=options["source_time"],
-        total_seconds=options["max_time"],
-        max_size={name: options[f"{name}_max_size"] for name in SOURCES},
-        limits=limits,
-    )
-    return names, upstreams, settings
-
-
 @cli.command("fetch", short_help="Download the latest public data into raw/.")
-@_fetch_options
-def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
+@options.fetch_options
+def fetch_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typed in fetch_settings
     """Download the latest files of each SOURCE (default: all) into raw/, only if changed.
 
     scryfall: the bulk rulings and the oracle cards (raw/.catalog/, the ingest's catalog);
@@ -309,30 +198,19 @@ def fetch_command(**options: Any) -> None:  # noqa: ANN401 - click's options, ty
     the reader's caps (PIPELINE_MAX_EXPANDED, PIPELINE_MAX_RATIO, PIPELINE_MAX_DEPTH, ...).
     Exit 0 all fetched, 3 some sources failed, 1 all failed, 4 another job holds --raw.
     """
-    names, upstreams, settings = _fetching(options)
-    try:
-        report = fetch(names, raw=options["raw"], upstreams=upstreams, settings=settings,
-                       wait=options["wait"])  # fmt: skip
-    except PipelineError as exc:
-        _fail(exc)
+    names, upstreams, settings = options.fetch_settings(kwargs)
+    report = fetch(names, raw=kwargs["raw"], upstreams=upstreams, settings=settings,
+                   wait=kwargs["wait"])  # fmt: skip
     _echo_fetch(report)
     sys.exit(_fetch_exit(report))
 
 
 @cli.command("update", short_help="Fetch, then ingest what changed: the nightly job.")
-@_fetch_options
-@click.option("--out", type=click.Path(path_type=Path), default=Path("normalized"),
-              show_default=True, help="Dataset folder to write.")  # fmt: skip
-@click.option(
-    "--catalog",
-    "catalogs",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Card catalog besides those in RAW/.catalog/. Repeatable.",
-)
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Processes for the per-file stage [default: the cores].")  # fmt: skip
-def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, typed in _fetching
+@options.fetch_options
+@options.WRITE_OUT
+@options.catalogs("Card catalog besides those in RAW/.catalog/. Repeatable.")
+@options.workers("Processes for the per-file stage [default: the machine's cores].")
+def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typed in fetch_settings
     """Fetch each SOURCE (default: all) into --raw, then ingest --raw into --out as one run.
 
     Only the files that changed are read; when nothing did, no run is recorded. Exit 0 all
@@ -340,22 +218,22 @@ def update_command(**options: Any) -> None:  # noqa: ANN401 - click's options, t
     stored), 5 every input rejected, 1 nothing fetched or stored, 4 another job holds
     --raw or another ingest --out.
     """
-    names, upstreams, settings = _fetching(options)
+    names, upstreams, settings = options.fetch_settings(kwargs)
     with interrupts.guarded() as guard:
-        report = _guarded(
-            update,
-            names,
-            raw=options["raw"],
-            out=options["out"],
-            upstreams=upstreams,
-            settings=settings,
-            catalog_files=options["catalogs"],
-            wait=options["wait"],
-            workers=options["workers"],
-            progress=_progress_bar,
-            fetched=_echo_fetch,
-            isolate=True,  # a hostile file must cost its worker, never this process
-        )
+        with _progress() as progress:
+            report = update(
+                names,
+                raw=kwargs["raw"],
+                out=kwargs["out"],
+                upstreams=upstreams,
+                settings=settings,
+                catalog_files=kwargs["catalogs"],
+                wait=kwargs["wait"],
+                workers=kwargs["workers"],
+                progress=progress,
+                fetched=_echo_fetch,
+                isolate=True,  # a hostile file must cost its worker, never this process
+            )
         if report.ingested is None:
             _echo("nothing ingested: no source could be fetched")
         else:
@@ -400,12 +278,19 @@ def _update_exit(report: UpdateReport) -> int:
 
 
 @cli.command("changelog", short_help="Show what changed in a run, grouped, with word diffs.")
-@_READ_OUT
-@click.option("--run", "run", type=click.IntRange(min=1), help="Report this run.")
+@options.READ_OUT
+@click.option(
+    "--run",
+    "run",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Report run N [default: the latest].",
+)
 @click.option(
     "--since",
     type=click.DateTime(formats=["%Y-%m-%d"]),
-    help="Report every run started on or after this date (YYYY-MM-DD).",
+    metavar="DATE",
+    help="Report every run started on or after DATE (YYYY-MM-DD).",
 )
 @click.option(
     "--format",
@@ -419,25 +304,24 @@ def _update_exit(report: UpdateReport) -> int:
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Write to this file instead of standard output (a FIFO or device: in place).",
+    help="Write to FILE instead of standard output: a regular file is replaced whole, a FIFO "
+    "or device (/dev/stdout, /dev/null) written in place.",
 )
 def changelog_command(
     out: Path, run: int | None, since: dt.datetime | None, fmt: str, output: Path | None
 ) -> None:
     """Show what changed in a run (default: the latest), grouped, with word diffs."""
     if run is not None and since is not None:
-        _fail(UsageError("--run and --since exclude each other; give one"))
+        msg = "--run and --since exclude each other; give one"
+        raise UsageError(msg)
     from pipeline.publishing.dataset import load_changeset  # noqa: PLC0415 - see FORMATS
 
-    try:
-        cs = load_changeset(out, run=run, since=since.date() if since else None)
-    except PipelineError as exc:
-        _fail(exc)
+    cs = load_changeset(out, run=run, since=since.date() if since else None)
     text = _render(fmt, cs)
     if output is None:
         _echo(text, nl=False)
     else:
-        _write(output, text)
+        write_output(output, text)  # a FIFO or device written in place, a file replaced whole
 
 
 def _render(fmt: str, changes: Changeset) -> str:
@@ -459,7 +343,7 @@ def _render(fmt: str, changes: Changeset) -> str:
     metavar="NUMBER",
     help="Show every version of this Comprehensive Rules rule (702.62a) instead of a card's.",
 )
-@_READ_OUT
+@options.READ_OUT
 def history_command(card: str | None, rule: str | None, out: Path) -> None:
     """Every version of every ruling of CARD, or of rule --rule, oldest first.
 
@@ -467,13 +351,11 @@ def history_command(card: str | None, rule: str | None, out: Path) -> None:
     """
     if (card is None) == (rule is None):
         which = "not both" if card is not None else "one of them"
-        _fail(UsageError(f"give a CARD or --rule NUMBER ({which})"))
+        msg = f"give a CARD or --rule NUMBER ({which})"
+        raise UsageError(msg)
     from pipeline.publishing.dataset import load_history, load_rule_history  # noqa: PLC0415
 
-    try:
-        entries = load_history(out, card) if card is not None else load_rule_history(out, str(rule))
-    except PipelineError as exc:
-        _fail(exc)
+    entries = load_history(out, card) if card is not None else load_rule_history(out, str(rule))
     _echo(f"{card if card is not None else rule}: {len(entries)} versions")
     for e in entries:
         came = f"{e.as_of} (run {e.appeared})" if e.as_of else f"run {e.appeared}"
@@ -486,14 +368,15 @@ def history_command(card: str | None, rule: str | None, out: Path) -> None:
 
 
 @cli.command("site", short_help="Write the history of every ruling as a static site with a feed.")
-@_READ_OUT
+@options.READ_OUT
 @click.option(
     "-o",
     "--output",
     "folder",
     required=True,
     type=click.Path(path_type=Path, file_okay=False),
-    help="Folder of the site: made if missing, brought up to date in place if a site.",
+    metavar="SITE_DIR",
+    help="Folder of the site: made if missing, brought up to date in place if it is a site.",
 )
 def site_command(out: Path, folder: Path) -> None:
     """Write the dataset's history as a static site: a page per card, run and rule, a feed.
@@ -502,10 +385,7 @@ def site_command(out: Path, folder: Path) -> None:
     """
     from pipeline.publishing.site import build_site  # noqa: PLC0415 - see FORMATS
 
-    try:
-        report = build_site(out, folder)
-    except PipelineError as exc:
-        _fail(exc)
+    report = build_site(out, folder)
     unchanged = report.rendered - len(report.written)
     _echo(
         f"site {folder}: {report.pages} pages, {len(report.written)} written, "
@@ -517,28 +397,18 @@ def site_command(out: Path, folder: Path) -> None:
 
 
 @cli.command("stats", short_help="Show the dataset in figures.")
-@_READ_OUT
+@options.READ_OUT
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click passes flags
     """Figures of the dataset: runs, cards, rulings by language, kind and source."""
     from pipeline.publishing.stats import dataset_stats, render_stats  # noqa: PLC0415
 
-    try:
-        figures = dataset_stats(out)
-    except PipelineError as exc:
-        _fail(exc)
+    figures = dataset_stats(out)
     _echo(json.dumps(figures, indent=2, ensure_ascii=False) if as_json else render_stats(figures))
 
 
-def _write(path: Path, text: str) -> None:
-    """Write TEXT to PATH: a regular file replaced whole, a FIFO or device written in place."""
-    try:
-        write_output(path, text)
-    except PipelineError as exc:
-        _fail(exc)
-
-
 def _fail(exc: PipelineError) -> NoReturn:
+    """End the command: EXC on stderr as one `Error:` line, and its exit code."""
     _echo(f"Error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
@@ -548,18 +418,26 @@ def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     click.echo(escaped(text), err=err, nl=nl)
 
 
-def _progress_bar(total: int) -> Callable[[int], None]:
-    # tqdm writes to stderr, and only when it is a terminal: batch logs stay clean.
-    bar = tqdm(total=total, unit="file", disable=not sys.stderr.isatty(), leave=False)
-    _BARS.append(bar)
+@contextmanager
+def _progress() -> Iterator[Callable[[int], Callable[[int], None]]]:
+    """Progress bars for one run, each closed when the run ends, before its summary."""
+    bars: list[Any] = []
 
-    def advance(done: int) -> None:
-        bar.update(done)
+    def new_bar(total: int) -> Callable[[int], None]:
+        # tqdm writes to stderr, and only when it is a terminal: batch logs stay clean.
+        bar = tqdm(total=total, unit="file", disable=not sys.stderr.isatty(), leave=False)
+        bars.append(bar)
 
-    return advance
+        def advance(done: int) -> None:
+            bar.update(done)
 
+        return advance
 
-_BARS: list[Any] = []  # the bars of this command, closed when it ends
+    try:
+        yield new_bar
+    finally:
+        for bar in bars:
+            bar.close()
 
 
 def summary(report: IngestReport) -> str:
@@ -617,17 +495,9 @@ def _capped(lines: list[str], *, stored: bool) -> list[str]:
 
 
 def main() -> None:
-    """Entry point of the `pipeline` console script.
-
-    The errors the commands foresee are named where they arise; one of the families that
-    come from the system (a file, a name, a number) that still reaches this point is one
-    line too, never a traceback. (click already ends a write to a closed pipe with exit 1.)
-    """
+    """Entry point of the `pipeline` console script (exit codes: the group, _Pipeline)."""
     try:
         cli(prog_name="pipeline")
-    except (OSError, UnicodeError, OverflowError) as exc:
-        _echo(f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)", err=True)
-        sys.exit(EXIT_FAILED)
     finally:
         # The process ends here: the system takes its memory back at once, and the collector
         # need not walk what is left of a run (its reports, 100,000 objects and more) while

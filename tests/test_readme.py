@@ -125,3 +125,50 @@ def test_links_lead_somewhere(page: str) -> None:
         assert linked.exists(), (page, target)
         if anchor:
             assert anchor in _anchors(linked.read_text(encoding="utf-8")), (page, target)
+
+
+# README's option tables are `--help`'s option lists word for word: a row is
+# `| `FLAGS METAVAR` | HELP |`, both as `--help` prints them (its `[default: ...]` and range
+# included). Code spans are Markdown only (their backticks are not words), `\|` is a `|`
+# in a table, and blanks are blanks. One more row: options whose help is that of another
+# command, each in its own code span, with the meaning "as for `COMMAND`".
+_AS_FOR = re.compile(r"as for (\w+)")
+
+
+def _plain(cell: str) -> str:
+    r"""A table cell's words: backticks dropped, `\|` a bar, runs of blanks one space."""
+    return " ".join(cell.replace("`", "").replace("\\|", "|").split())
+
+
+def _help_rows(name: str) -> list[tuple[str, str]]:
+    """Each option of command NAME as `--help` prints it: flags and metavar, then help."""
+    command = _commands()[name]
+    ctx = click.Context(command, info_name=name, parent=click.Context(cli, info_name="pipeline"))
+    rows = []
+    for param in command.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if isinstance(param, click.Option) and record and not _HELP & set(param.opts):
+            rows.append((record[0], " ".join(record[1].split())))
+    return rows
+
+
+def _table_rows(name: str) -> list[tuple[str, str]]:
+    """The option table of command NAME in README, "as for" rows spelled out."""
+    text = _subsections()[name]
+    table = text[text.index("| option | meaning |") :].split("\n\n", 1)[0]
+    rows = []
+    for line in table.splitlines()[2:]:
+        flags, meaning = (c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1])
+        same = _AS_FOR.fullmatch(_plain(meaning))
+        if same is None:
+            rows.append((_plain(flags), _plain(meaning)))
+            continue
+        theirs = dict(_help_rows(same.group(1)))
+        rows += [(_plain(span), theirs[_plain(span)]) for span in re.findall(r"`([^`]*)`", flags)]
+    return rows
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_option_table_is_help_word_for_word(name: str) -> None:
+    """README's option table of each command says what its `--help` says, in its order."""
+    assert _table_rows(name) == _help_rows(name)
