@@ -21,7 +21,7 @@ from pipeline.diffing.history import (
     with_current,
     with_origins,
 )
-from pipeline.errors import InputError, UsageError
+from pipeline.errors import UsageError
 from pipeline.folding import card_files
 from pipeline.folding.catalog import Catalog, apply_catalog, load_catalog
 from pipeline.folding.merge import (
@@ -49,6 +49,7 @@ from pipeline.reading import executor, read
 from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
+from pipeline.reading.unchanged import skip_unchanged
 from pipeline.schema import FILES, IN_FORCE, RULES_BY_NUMBER, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
 from pipeline.storage.carry import Content, by_reference
@@ -209,7 +210,7 @@ def ingest(
             for file in files
         ]
         update = progress(len(jobs)) if progress else None
-        results, todo = _skip_unchanged(jobs, _stored_files(files_table), rehash=rehash)
+        results, todo = skip_unchanged(jobs, files_table, rehash=rehash)
         if update is not None:
             update(len(jobs) - len(todo))
         languages.start(len(todo))
@@ -579,66 +580,6 @@ def _fold(new: pa.Table, own: pa.Table) -> tuple[pa.Table, list[str]]:
     return carry_rule_dates(new, own), repair_warnings
 
 
-def _skip_unchanged(
-    jobs: list[ScanJob],
-    stored: dict[tuple[str, str], tuple[str, int | None, int | None]],
-    *,
-    rehash: bool,
-) -> tuple[dict[int, ScanResult], list[int]]:
-    """Find the files stored before with the same bytes and hints: those are skipped.
-
-    A file whose size and modification time are those recorded is taken as unchanged
-    without being read (REHASH reads and hashes it all the same); any other file stored
-    before is hashed and compared. A zip archive is known by its members' rows
-    (`archive.zip/member`), which carry the archive's hash, size and time. Returns the
-    skipped files' results by job index, and the indexes of the jobs to scan.
-    """  # fmt: skip
-    results: dict[int, ScanResult] = {}
-    todo: list[int] = []
-    archives = _archives(stored, {(job.file.name, job.context) for job in jobs})
-    for index, job in enumerate(jobs):
-        name, context = job.file.name, job.context
-        known = stored.get((name, context)) or archives.get((name, context))
-        if known is None:
-            todo.append(index)  # never stored: nothing to compare, no need to read it here
-            continue
-        sha, size, mtime_ns = known
-        file = job.file
-        same = not rehash and file.size is not None and (size, mtime_ns) == (
-            file.size, file.mtime_ns)  # fmt: skip
-        try:
-            if not same and read.sha256_file(file, job.root) != sha:
-                todo.append(index)
-                continue
-        except InputError:
-            todo.append(index)  # the scan reports why
-            continue
-        skipped = FileReport(name, sha, FileStatus.SKIPPED, context=context,
-                             size=file.size, mtime_ns=file.mtime_ns)  # fmt: skip
-        results[index] = ScanResult((skipped,))
-    return results, todo
-
-
-def _archives(
-    stored: dict[tuple[str, str], tuple[str, int | None, int | None]],
-    names: set[tuple[str, str]],
-) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
-    """(archive, context) -> its recorded reading, from the rows of its members.
-
-    NAMES are the run's files: a member row `a.zip/b/c.json` is a member of `a.zip` when
-    that is one of them (a folder `a.zip` would hold files of its own name instead). Members
-    whose readings disagree (read in different runs) make the archive be hashed again.
-    """
-    found: dict[tuple[str, str], tuple[str, int | None, int | None] | None] = {}
-    for (path, context), reading in stored.items():
-        for cut in (i for i, char in enumerate(path) if char == "/"):
-            key = (path[:cut], context)
-            if key in names and key not in stored:
-                found[key] = reading if found.get(key, reading) == reading else None
-                break
-    return {key: reading for key, reading in found.items() if reading is not None}
-
-
 def _manifest_for(
     root: Path, manifest: Path | None
 ) -> tuple[dict[str, SourceHints], list[tuple[str, str]]]:
@@ -646,15 +587,6 @@ def _manifest_for(
         return read.read_manifest(manifest)
     default = root / read.MANIFEST_NAME
     return read.read_manifest(default) if default.is_file() else ({}, [])
-
-
-def _stored_files(files: pa.Table) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
-    """(path, context) -> (sha256, size, mtime_ns) of each file's latest stored reading."""
-    # A mask, not an expression: expressions load pyarrow.dataset (and pandas) on first use.
-    stored = files.filter(pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)))
-    names = ("source_path", "context", "source_sha256", "size", "mtime_ns")
-    columns = [stored[name].to_pylist() for name in names]
-    return {(p, c): (s, n, m) for p, c, s, n, m in zip(*columns, strict=True)}
 
 
 def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
