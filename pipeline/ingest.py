@@ -48,13 +48,13 @@ from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.reading import executor, read
 from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanJob, ScanResult
-from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
+from pipeline.reading.sightings import TextPool, dated, undeclared_texts
 from pipeline.reading.unchanged import skip_unchanged
 from pipeline.schema import FILES, IN_FORCE, RULES_BY_NUMBER, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
-from pipeline.storage.carry import Content, by_reference
+from pipeline.storage.carry import Content
+from pipeline.storage.part import UNDETECTED, as_stored, sightings_part
 from pipeline.storage.segments import groups
-from pipeline.storage.store import without_ruling_texts
 from pipeline.storage.terms import KeptTerms
 from pipeline.text.language import forget, remember
 
@@ -359,7 +359,7 @@ def _stored(
     new, fold_warnings = _fold(named, own)
     del named
     # The history needs no languages: it is made while the last texts are still detected.
-    history = run_history(loaded.state, _as_stored(new, _UNDETECTED), run) if new.num_rows else None
+    history = run_history(loaded.state, as_stored(new, UNDETECTED), run) if new.num_rows else None
     if history is not None:  # the state says where each version's as-of date came from
         origins = {report.source_path: report.as_of_origin.value for r in results.values()
                    for report in r.reports if report.as_of_origin is not None}  # fmt: skip
@@ -377,18 +377,6 @@ def _stored(
     if names is not known:  # some learned
         tables["names"] = names
     return _Stored(new.num_rows, new_keys, warnings, tables, parts, rewritten)
-
-
-_SIGHTINGS = in_memory("sightings")
-# The same before the languages are detected: `lang` may still be null.
-_UNDETECTED = _SIGHTINGS.set(
-    _SIGHTINGS.get_field_index("lang"), pa.field("lang", _SIGHTINGS.field("lang").type)
-)
-
-
-def _as_stored(new: pa.Table, schema: pa.Schema = _SIGHTINGS) -> pa.Table:
-    """A run's folded sightings as the sightings table holds them (in SCHEMA)."""
-    return new.drop_columns([RULING_TEXT]).cast(schema)
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,11 +443,10 @@ def _history(
     if history is None:
         return {}, {}, {}, []
     changes, state, late = history
-    stored = _as_stored(new)
     rulings = with_current(merged, state)
     rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
     # The cards whose translations are linked: those read, unless linking is put off.
-    cards: Any = pc.unique(stored["card"].cast(pa.string()))
+    cards: Any = pc.unique(new["card"].cast(pa.string()))
     if not link_workers:
         cards = pa.array([], pa.string())
     old = store.read_table(out, "translations")
@@ -482,28 +469,9 @@ def _history(
         tables["translations"] = update_translations(
             old, everything, cards, run, workers=link_workers, kept=KeptTerms(out)
         )
-    part = _carried(out, loaded.base, without_ruling_texts(stored, merged))
+    part = sightings_part(out, loaded.base, new, merged)
     parts = {("sightings", run): part, ("changes", run): changes}
     return tables, parts, rewritten, _late_warnings(late)
-
-
-def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:
-    """PART, a run's sightings, with what repeats each file's last reading carried (carry.py)."""
-    files = store.read_table(out, "files", base=base)
-    read = pc.and_(
-        pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)),
-        pc.greater(files["rulings"], pa.scalar(0)),
-    )
-    last = files.filter(read).group_by("source_path").aggregate([("run", "max")])
-    paths = pc.unique(part["source_path"].cast(pa.string()))
-    last = last.filter(pc.is_in(last["source_path"], value_set=paths))
-    if not last.num_rows:
-        return part
-    runs = last["run_max"].to_pylist()
-    latest = {
-        str(p): int(r or 0) for p, r in zip(last["source_path"].to_pylist(), runs, strict=True)
-    }
-    return by_reference(part, store.base_rows(out, latest))
 
 
 def _late_warnings(late: pa.Table) -> list[str]:
