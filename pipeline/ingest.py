@@ -50,12 +50,12 @@ from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import TextPool, dated, undeclared_texts
 from pipeline.reading.unchanged import skip_unchanged
-from pipeline.schema import FILES, IN_FORCE, RULES_BY_NUMBER, RUNS, SEGMENTED, in_memory
+from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
 from pipeline.storage import commit, segments, store
-from pipeline.storage.carry import Content
 from pipeline.storage.part import UNDETECTED, as_stored, sightings_part
 from pipeline.storage.segments import groups
 from pipeline.storage.terms import KeptTerms
+from pipeline.storage.upgrade import read_outdated, write_upgraded
 from pipeline.text.language import forget, remember
 
 if TYPE_CHECKING:
@@ -496,45 +496,23 @@ def _first_names(names: list[str], shown: int = 3) -> str:
 def upgrade(out: Path) -> None:
     """Move a dataset of an older layout to this one, in one commit before the next run.
 
-    Schema version 3 and before kept sightings and changes as single files: they become
-    one part per run, and the state of the last snapshots is built from the sightings.
-    Version 4 kept rulings and state as single files: they become segments. Before
-    version 7 a rule's key left out its number: the rules are folded again from their
-    sightings, one row per text and number. Before version 8 `current` was per (card,
-    source): it is weighed again across each card's sources, the state's as-of origins
-    taken from files.parquet. The other tables are migrated as read.
+    Storage reads the old layout and writes the new (storage/upgrade.py); between the two,
+    the stages after it make anew what the old one lacked: the state of a dataset that kept
+    none, from its sightings; the rules folded by number; `current` weighed across each
+    card's sources, with the state's as-of origins taken from files.parquet.
     """
-    split_tables, partitioned = store.unsegmented(out), store.legacy(out)
-    version = store.segments_version(out, "rulings")
-    unnumbered = version is not None and version < RULES_BY_NUMBER
-    unweighed = version is not None and version < IN_FORCE
-    if not split_tables and not partitioned and not unweighed:
+    outdated = read_outdated(out)
+    if outdated is None:
         return
-    parts: dict[tuple[str, int], pa.Table] = {}
-    if partitioned:
-        sightings = store.read_table(out, "sightings")
-        changes = store.read_table(out, "changes")
-        for name, table in (("sightings", sightings), ("changes", changes)):
-            for run in sorted({int(r) for r in pc.unique(table["run"]).to_pylist()
-                               if r is not None}):  # fmt: skip
-                parts[(name, run)] = table.filter(
-                    pc.equal(table["run"], pa.scalar(run, pa.int64()))
-                )
-        state = state_from_sightings(sightings)
-    else:
-        state = store.read_table(out, "state")
-    state = origins_from_files(state, store.read_table(out, "files"))
-    rulings = store.read_table(out, "rulings").drop_columns(["current", "source_current"])
-    if unnumbered or split_tables:  # rules keyed by their text alone until version 7
-        numbered = Content(("rule_id",), lambda table: pc.is_valid(table["rule_id"]))
-        rules = store.read_table(out, "sightings", content=numbered)
-        rulings = rules_by_number(rulings, rules)
+    state = outdated.state
+    if state is None:
+        state = state_from_sightings(outdated.sightings)
+    state = origins_from_files(state, outdated.files)
+    rulings = outdated.rulings
+    if outdated.rules is not None:  # rules keyed by their text alone until version 7
+        rulings = rules_by_number(rulings, outdated.rules)
     rulings = with_current(rulings, state)  # weighed across each card's sources from version 8
-    tables = {name: store.read_table(out, name) for name in store.VERSIONED
-              if name not in SEGMENTED}  # fmt: skip
-    whole = segments.plan(segments.Layout(), pa.array([], pa.string()))
-    rewritten = segments.split({"rulings": rulings, "state": state}, whole)
-    commit.commit(out, tables, parts, rewritten)
+    write_upgraded(out, outdated, rulings=rulings, state=state)
 
 
 def _fold(new: pa.Table, own: pa.Table) -> tuple[pa.Table, list[str]]:
