@@ -45,7 +45,8 @@ def run(*args, **kwargs):
 executor.run = run
 # Checkouts older than the option linked no translations on a first ingest anyway.
 options = {"link_translations": False}
-if "link_translations" not in inspect.signature(ingest_module.ingest).parameters:
+parameters = inspect.signature(ingest_module.ingest).parameters
+if "link_translations" not in parameters and "options" not in parameters:  # keywords: options
     options = {}
 start, cpu = time.perf_counter(), time.process_time()
 ingest_module.ingest([Path(sys.argv[2])], out=Path(sys.argv[3]), **options)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -141,51 +141,90 @@ class IngestReport:
         return self.rulings_read - self.new_keys
 
 
-def ingest(
-    paths: list[Path],
-    *,
-    out: Path,
-    manifest: Path | None = None,
-    catalog: Catalog | None = None,
-    catalog_files: Sequence[Path] = (),
-    date_order: DateOrder | None = None,
-    strict: bool = False,
-    wait: float = 0,
-    progress: Callable[[int], Callable[[int], None]] | None = None,
-    today: dt.date | None = None,
-    workers: int | None = None,
-    executor_name: str = "local",
-    scheduler: str | None = None,
-    rehash: bool = False,
-    link_translations: bool = True,
-    limits: Limits | None = None,
-    isolate: bool = False,
-    record_unchanged: bool = False,
-) -> IngestReport:
-    """Ingest the raw files under PATHS into the dataset in OUT as one run.
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    """How a run reads, folds and stores: every knob of ingest() but the inputs and OUT.
 
     CATALOG (see load_catalog) maps cards to English names and oracle ids; without one,
     the CATALOG_FILES and the files in each raw root's `.catalog/` folder are loaded as the
     catalog, only if the run has something to read (a found one that cannot be read is
-    rejected, and the run goes on without it). PROGRESS is
-    given the number of files and returns a callback told how many more are done. The
-    per-file stage runs on WORKERS processes (default: the cores), or on a Dask cluster
-    with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none). REHASH
-    hashes every file stored before, even when its size and modification time are unchanged.
+    rejected, and the run goes on without it). MANIFEST replaces each root's manifest.csv;
+    DATE_ORDER reads day/month dates of the files that say nothing of theirs. STRICT stores
+    nothing when an input is rejected. WAIT is how long another writer of OUT is waited for.
+    PROGRESS is given the number of files and returns a callback told how many more are
+    done. TODAY is the date dates are judged against (default: today's). The per-file stage
+    runs on WORKERS processes (default: the cores), or on a Dask cluster with EXECUTOR_NAME
+    "dask" (SCHEDULER: its address; a local cluster if none). REHASH hashes every file
+    stored before, even when its size and modification time are unchanged.
     LINK_TRANSLATIONS False leaves new translations unlinked (a later run that reads their
     card links them); those linked are ranked on WORKERS processes as well.
     LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
     reads even a single batch in a worker process, within the per-file budgets.
+    RECORD_UNCHANGED records a run that reads no file anew.
+    """
+
+    manifest: Path | None = None
+    catalog: Catalog | None = None
+    catalog_files: Sequence[Path] = ()
+    date_order: DateOrder | None = None
+    strict: bool = False
+    wait: float = 0
+    progress: Callable[[int], Callable[[int], None]] | None = None
+    today: dt.date | None = None
+    workers: int | None = None
+    executor_name: str = "local"
+    scheduler: str | None = None
+    rehash: bool = False
+    link_translations: bool = True
+    limits: Limits | None = None
+    isolate: bool = False
+    record_unchanged: bool = False
+
+
+class IngestKeywords(TypedDict, total=False):
+    """IngestOptions' fields as keywords of ingest() (a test keeps the two alike)."""
+
+    manifest: Path | None
+    catalog: Catalog | None
+    catalog_files: Sequence[Path]
+    date_order: DateOrder | None
+    strict: bool
+    wait: float
+    progress: Callable[[int], Callable[[int], None]] | None
+    today: dt.date | None
+    workers: int | None
+    executor_name: str
+    scheduler: str | None
+    rehash: bool
+    link_translations: bool
+    limits: Limits | None
+    isolate: bool
+    record_unchanged: bool
+
+
+def ingest(
+    paths: list[Path],
+    *,
+    out: Path,
+    options: IngestOptions | None = None,
+    **keywords: Unpack[IngestKeywords],
+) -> IngestReport:
+    """Ingest the raw files under PATHS into the dataset in OUT as one run.
+
+    OPTIONS (see IngestOptions), each of KEYWORDS given in its place: `ingest(paths,
+    out=out, workers=2)` is `ingest(paths, out=out, options=IngestOptions(workers=2))`.
     A run that reads no file records no run, nor does one that reads no file anew (each
     unchanged, or rejected again) unless RECORD_UNCHANGED: an empty run would hide the
     last real changelog. A run whose every input is rejected stores nothing.
     """
-    limits = limits or Limits.from_env()
+    chosen = replace(options or IngestOptions(), **keywords)
+    catalog, catalog_files, workers = chosen.catalog, chosen.catalog_files, chosen.workers
+    limits = chosen.limits or Limits.from_env()
     started = dt.datetime.now(tz=dt.UTC)
     for path in () if catalog is not None else catalog_files:
         card_files.check(path, limits)  # a bad --catalog stops the run before it writes
-    roots = read.discover(paths, manifest)
-    manifests = {root: _manifest_for(root, manifest) for root, _ in roots}
+    roots = read.discover(paths, chosen.manifest)
+    manifests = {root: _manifest_for(root, chosen.manifest) for root, _ in roots}
     hints = {root: found for root, (found, _) in manifests.items()}
     bad_rows = [
         FileReport(where, None, FileStatus.REJECTED, reason=reason)
@@ -193,7 +232,7 @@ def ingest(
         for where, reason in problems
     ]
     with (
-        store.writer_lock(out, wait),
+        store.writer_lock(out, chosen.wait),
         executor.quiet_gc(),
         executor.returning_pool(),
         executor.LanguageJobs(workers or os.cpu_count() or 1) as languages,
@@ -203,14 +242,14 @@ def ingest(
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
-        none = SourceHints()
+        none, order = SourceHints(), chosen.date_order
         jobs = [
-            ScanJob(root, file, hints[root].get(file.name, none), date_order, today, run, limits)
+            ScanJob(root, file, hints[root].get(file.name, none), order, chosen.today, run, limits)
             for root, files in roots
             for file in files
         ]
-        update = progress(len(jobs)) if progress else None
-        results, todo = skip_unchanged(jobs, files_table, rehash=rehash)
+        update = chosen.progress(len(jobs)) if chosen.progress else None
+        results, todo = skip_unchanged(jobs, files_table, rehash=chosen.rehash)
         if update is not None:
             update(len(jobs) - len(todo))
         languages.start(len(todo))
@@ -219,10 +258,10 @@ def ingest(
         for batch in executor.run(
             [jobs[i] for i in todo],
             workers=workers,
-            executor=executor_name,
-            scheduler=scheduler,
+            executor=chosen.executor_name,
+            scheduler=chosen.scheduler,
             progress=update,
-            isolate=isolate,
+            isolate=chosen.isolate,
         ):
             for result in batch.results:
                 results[next(slots)] = result
@@ -232,7 +271,7 @@ def ingest(
         # Unchanged files need nothing more: no dataset table is read or rewritten.
         done = _Stored()
         if pool.batches:
-            linking = (workers or os.cpu_count() or 1) if link_translations else 0
+            linking = (workers or os.cpu_count() or 1) if chosen.link_translations else 0
             named_by, unusable = _catalog(catalog, catalog_files, found_catalogs(paths))
             bad_rows += unusable
             done = _stored(out, pool, results, catalog=named_by, languages=languages, run=run,
@@ -247,7 +286,7 @@ def ingest(
             new_keys=done.new_keys,
             warnings=(*warnings, *done.warnings),
             ambiguous=tuple(path for r in ordered for path in r.ambiguous),
-            outcome=_outcome(reports, strict=strict, record_unchanged=record_unchanged),
+            outcome=_outcome(reports, chosen),
             started_at=started,
             finished_at=dt.datetime.now(tz=dt.UTC),
         )
@@ -264,7 +303,8 @@ def ingest(
     return report
 
 
-def _outcome(reports: list[FileReport], *, strict: bool, record_unchanged: bool) -> Outcome:
+def _outcome(reports: list[FileReport], options: IngestOptions) -> Outcome:
+    strict, record_unchanged = options.strict, options.record_unchanged
     statuses = {r.status for r in reports}
     if not reports:
         return Outcome.NO_INPUT
