@@ -33,7 +33,6 @@ from pipeline.folding.merge import (
     texts_with_symbols,
 )
 from pipeline.folding.names import (
-    aliases,
     english_names,
     learned,
     renamed,
@@ -50,8 +49,9 @@ from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import TextPool, dated, undeclared_texts
 from pipeline.reading.unchanged import skip_unchanged
-from pipeline.schema import FILES, RUNS, SEGMENTED, in_memory
+from pipeline.schema import FILES, RUNS, in_memory
 from pipeline.storage import commit, segments, store
+from pipeline.storage.load import Loaded, load
 from pipeline.storage.part import UNDETECTED, as_stored, sightings_part
 from pipeline.storage.segments import groups
 from pipeline.storage.terms import KeptTerms
@@ -59,7 +59,7 @@ from pipeline.storage.upgrade import read_outdated, write_upgraded
 from pipeline.text.language import forget, remember
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
 # The folder of a raw root whose files are card catalogs, not inputs (hidden: the reader
@@ -394,7 +394,7 @@ def _stored(
     read = renamed(dated(pool.collect(), as_of), english)
     shared = unresolved(read, shared_names(names))
     named, catalog_warnings = apply_catalog(read, catalog)
-    loaded = _Loaded.of(out, named, english)
+    loaded = load(out, named, english)
     own = kept(loaded.rulings, pc.is_in(groups(loaded.rulings), value_set=pc.unique(groups(named))))
     new, fold_warnings = _fold(named, own)
     del named
@@ -419,51 +419,11 @@ def _stored(
     return _Stored(new.num_rows, new_keys, warnings, tables, parts, rewritten)
 
 
-@dataclass(frozen=True, slots=True)
-class _Loaded:
-    """The segments of `rulings` and `state` holding the cards a run read (segments.py)."""
-
-    base: Path  # the version they were read from
-    plan: segments.Plan
-    rulings: pa.Table
-    state: pa.Table
-    english: Mapping[str, str]  # translated names to English ones (folding.names)
-    renames: bool = False  # the loaded segments held cards stored under translated names
-
-    @staticmethod
-    def of(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> _Loaded:
-        """Load the segments that hold the cards of SIGHTINGS, a run's rows once named.
-
-        Cards stored under a translated name ENGLISH knows are loaded too, with their
-        English names', and re-keyed: each card lives in one segment.
-        """
-        base = store.pinned(out)
-        layout = segments.Layout.of(store.read_layout(base))
-        stored = {str(c) for held in layout.members.values() for c in held.to_pylist()}
-        moved = aliases(stored, english)
-        wanted = pa.concat_arrays([
-            groups(sightings).combine_chunks(), pa.array(sorted({*moved, *moved.values()}),
-                                                         pa.string()),
-        ])  # fmt: skip
-        chosen = segments.plan(layout, wanted)
-        tables = [
-            pa.concat_tables(
-                [in_memory(name).empty_table(),
-                 *store.read_segments(base, name, chosen.load).values()]
-            )
-            for name in SEGMENTED
-        ]  # fmt: skip
-        if moved:
-            tables = [renamed(table, english) for table in tables]
-        rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
-        return _Loaded(base, chosen, rulings, state, english, renames=bool(moved))
-
-
 def _history(
     out: Path,
     new: pa.Table,
     merged: pa.Table,
-    loaded: _Loaded,
+    loaded: Loaded,
     history: tuple[pa.Table, pa.Table, pa.Table] | None,
     *,
     run: int,
@@ -498,13 +458,9 @@ def _history(
         old = old.take(order)
         tables["translations"] = old
     if has_work(old, rulings, cards):  # links are made among every English ruling
-        others = [seg for seg in store.segment_ids(loaded.base, "rulings")
-                  if seg not in loaded.plan.load]  # fmt: skip
-        # Each segment is read whole, kept only in the columns the links need, and let go.
         schema = in_memory("rulings")
         keep = pa.schema([schema.field(name) for name in LINK_COLUMNS])
-        rest = [store.read_segments(loaded.base, "rulings", [seg])[seg].select(keep.names)
-                for seg in others]  # fmt: skip
+        rest = loaded.other_rulings(keep.names)
         everything = pa.concat_tables([rulings.select(keep.names).cast(keep), *rest])
         tables["translations"] = update_translations(
             old, everything, cards, run, workers=link_workers, kept=KeptTerms(out)
