@@ -13,17 +13,16 @@ import pyarrow.compute as pc
 
 from pipeline.columns import kept
 from pipeline.diffing.history import (
-    SNAPSHOT,
     is_rule_change,
+    late_warnings,
     origins_from_files,
     run_history,
     state_from_sightings,
     with_current,
     with_origins,
 )
-from pipeline.errors import UsageError
 from pipeline.folding import card_files
-from pipeline.folding.catalog import Catalog, apply_catalog, load_catalog
+from pipeline.folding.catalog import Catalog, apply_catalog, found_catalogs, run_catalog
 from pipeline.folding.merge import (
     assign_languages,
     carry_rule_dates,
@@ -41,7 +40,6 @@ from pipeline.folding.names import (
 )
 from pipeline.folding.repair import repair
 from pipeline.folding.translate import LINK_COLUMNS, has_work, update_translations
-from pipeline.keys import first_rows
 from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.reading import executor, read
@@ -61,10 +59,6 @@ from pipeline.text.language import forget, remember
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
-
-# The folder of a raw root whose files are card catalogs, not inputs (hidden: the reader
-# passes over it); `pipeline fetch` keeps Scryfall's oracle cards there.
-CATALOG_FOLDER = ".catalog"
 
 
 class Outcome(StrEnum):
@@ -272,7 +266,7 @@ def ingest(
         done = _Stored()
         if pool.batches:
             linking = (workers or os.cpu_count() or 1) if chosen.link_translations else 0
-            named_by, unusable = _catalog(catalog, catalog_files, found_catalogs(paths))
+            named_by, unusable = run_catalog(catalog, catalog_files, found_catalogs(paths))
             bad_rows += unusable
             done = _stored(out, pool, results, catalog=named_by, languages=languages, run=run,
                            link_workers=linking)  # fmt: skip
@@ -315,46 +309,6 @@ def _outcome(reports: list[FileReport], options: IngestOptions) -> Outcome:
     if not record_unchanged and FileStatus.STORED not in statuses:
         return Outcome.UNCHANGED  # skipped files, maybe some rejected again: nothing new
     return Outcome.STORED
-
-
-def found_catalogs(paths: Sequence[Path]) -> list[tuple[str, Path]]:
-    """The catalog files in the `.catalog/` folder of each raw root (folder) in PATHS."""
-    found = []
-    for given in paths:
-        folder = given / CATALOG_FOLDER
-        if not given.is_dir() or not folder.is_dir():
-            continue
-        found += [(f"{CATALOG_FOLDER}/{path.name}", path) for path in sorted(folder.iterdir())
-                  if not path.name.startswith(".") and path.is_file()]  # fmt: skip
-    return found
-
-
-def _catalog(
-    given: Catalog | None, files: Sequence[Path], found: list[tuple[str, Path]]
-) -> tuple[Catalog | None, list[FileReport]]:
-    """The run's catalog: GIVEN, else FILES and those FOUND; the found ones left out, rejected.
-
-    A file of FILES that cannot be read stops the run (a usage error, as --catalog always
-    did); a found one is left out and reported, as any unreadable input is.
-    """
-    if given is not None or not (files or found):
-        return given, []
-    try:
-        return load_catalog([*files, *(path for _, path in found)]), []
-    except UsageError:
-        if not found:
-            raise
-    # Which found file is unreadable: each alone (only on this rare path).
-    usable, rejected = [], []
-    for name, path in found:
-        try:
-            load_catalog([path])
-        except UsageError as exc:
-            reason = str(exc).removeprefix(f"{path}: ")
-            rejected.append(FileReport(name, None, FileStatus.REJECTED, reason=reason))
-        else:
-            usable.append(path)
-    return (load_catalog([*files, *usable]) if files or usable else None), rejected
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,26 +421,7 @@ def _history(
         )
     part = sightings_part(out, loaded.base, new, merged)
     parts = {("sightings", run): part, ("changes", run): changes}
-    return tables, parts, rewritten, _late_warnings(late)
-
-
-def _late_warnings(late: pa.Table) -> list[str]:
-    """One warning per file whose version is older than the one stored of its cards."""
-    firsts = late.select(["source_path", "as_of", *SNAPSHOT]).take(
-        first_rows(late, ["source_path", *SNAPSHOT])
-    )
-    cards: dict[tuple[str, object], list[str]] = {}
-    for row in firsts.to_pylist():
-        cards.setdefault((row["source_path"], row["as_of"]), []).append(row["card"] or "(no card)")
-    return [
-        f"{path}: as of {as_of}, older than the version already stored of {len(names)} "
-        f"card(s) ({_first_names(names)}): kept as history, not compared, not current"
-        for (path, as_of), names in cards.items()
-    ]
-
-
-def _first_names(names: list[str], shown: int = 3) -> str:
-    return ", ".join(names[:shown]) + (", …" if len(names) > shown else "")
+    return tables, parts, rewritten, late_warnings(late)
 
 
 def upgrade(out: Path) -> None:
