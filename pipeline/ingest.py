@@ -218,7 +218,7 @@ def ingest(
     for path in () if catalog is not None else catalog_files:
         card_files.check(path, limits)  # a bad --catalog stops the run before it writes
     roots = read.discover(paths, chosen.manifest)
-    manifests = {root: _manifest_for(root, chosen.manifest) for root, _ in roots}
+    manifests = {root: read.manifest_for(root, chosen.manifest) for root, _ in roots}
     hints = {root: found for root, (found, _) in manifests.items()}
     bad_rows = [
         FileReport(where, None, FileStatus.REJECTED, reason=reason)
@@ -455,15 +455,6 @@ def _fold(new: pa.Table, own: pa.Table) -> tuple[pa.Table, list[str]]:
     """
     new, repair_warnings = repair(new, texts_with_symbols(own))
     return carry_rule_dates(new, own), repair_warnings
-
-
-def _manifest_for(
-    root: Path, manifest: Path | None
-) -> tuple[dict[str, SourceHints], list[tuple[str, str]]]:
-    if manifest is not None:
-        return read.read_manifest(manifest)
-    default = root / read.MANIFEST_NAME
-    return read.read_manifest(default) if default.is_file() else ({}, [])
 
 
 def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
