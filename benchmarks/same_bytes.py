@@ -10,8 +10,9 @@ without those two columns), the sightings index each part's modification time (i
 and each part's size are compared). Prints one line per dataset; exits 1 when one differs.
 
 The scenarios, every input with a fixed modification time and `today` fixed:
-- seeds: the raw/ seeds; again with nothing new (a run recorded anyway); one seed given a
-  new ruling and another only a new modification time (hashed, then skipped);
+- seeds: the raw/ seeds with a catalog in `.catalog/`; again with nothing new (a run
+  recorded anyway); one seed given a new ruling, another only a new modification time
+  (hashed, then skipped), an unreadable catalog beside the first (rejected);
 - real: the 22 MTGJSON 2022 set files and the 2022-10-07 Comprehensive Rules (../shared);
   every 300th ruling reworded, the rules of 2022-11-18 in the same file (rows carried by
   reference); the rules of 2023-11-17 and 2024-02-06, every file hashed again (--rehash);
@@ -54,11 +55,14 @@ def _seeds(work: Path) -> None:
 
     raw, out = work / "seeds-raw", work / "seeds"
     shutil.copytree(SEEDS, raw)
+    (raw / ".catalog").mkdir()
+    shutil.copy(FIXTURES / "catalog" / "who-the-tenth-doctor.json", raw / ".catalog")
     _fixed(raw)
     ingest([raw], out=out, today=TODAY, workers=2)
     ingest([raw], out=out, today=TODAY, workers=2, record_unchanged=True)
     first, second = sorted(p for p in raw.iterdir() if p.suffix == ".txt")[:2]
     first.write_text(first.read_text("utf-8") + "\n2024-05-05\n\nA new ruling.\n", "utf-8")
+    (raw / ".catalog" / "broken.json").write_text("{", "utf-8")  # rejected, the run goes on
     _fixed(raw)
     os.utime(second, (MTIME + 60, MTIME + 60))  # the same bytes, a new time: hashed, skipped
     ingest([raw], out=out, today=TODAY, workers=2)
