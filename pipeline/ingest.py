@@ -143,8 +143,9 @@ class IngestOptions:
     the CATALOG_FILES and the files in each raw root's `.catalog/` folder are loaded as the
     catalog, only if the run has something to read (a found one that cannot be read is
     rejected, and the run goes on without it). MANIFEST replaces each root's manifest.csv;
-    DATE_ORDER reads day/month dates of the files that say nothing of theirs. STRICT stores
-    nothing when an input is rejected. WAIT is how long another writer of OUT is waited for.
+    DATE_ORDER (dmy or mdy) reads the ambiguous dates of files whose hints give no order.
+    STRICT stores nothing when an input is rejected. WAIT is how long another writer of OUT
+    is waited for (LockBusyError after).
     PROGRESS is given the number of files and returns a callback told how many more are
     done. TODAY is the date dates are judged against (default: today's). The per-file stage
     runs on WORKERS processes (default: the cores), or on a Dask cluster with EXECUTOR_NAME
