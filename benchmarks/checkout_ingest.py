@@ -40,8 +40,10 @@ def first_ingest(tree: str, raw: Path, out: Path) -> dict[str, float]:
 
     executor.run = run
     # Checkouts older than the option linked no translations on a first ingest anyway.
+    # Since IngestOptions, ingest() takes its options as keywords (`options` among them).
     options = {"link_translations": False}
-    if "link_translations" not in inspect.signature(ingest_module.ingest).parameters:
+    parameters = inspect.signature(ingest_module.ingest).parameters
+    if "link_translations" not in parameters and "options" not in parameters:
         options = {}
     start, cpu = time.perf_counter(), time.process_time()
     ingest_module.ingest([raw], out=out, **options)

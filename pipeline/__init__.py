@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 import pipeline.allocator  # noqa: F401 - first: it chooses Arrow's allocator before pyarrow loads
 from pipeline.errors import InputError, LockBusyError, PipelineError, StoreError, UsageError
-from pipeline.ingest import IngestReport, ingest
+from pipeline.ingest import IngestOptions, IngestReport, ingest
 from pipeline.text.language import detect_language
 from pipeline.text.normalize import fold, text_hash
 
@@ -24,6 +24,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "Dataset",
+    "IngestOptions",
     "IngestReport",
     "InputError",
     "LockBusyError",

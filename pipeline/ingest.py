@@ -4,26 +4,25 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import kept
 from pipeline.diffing.history import (
-    SNAPSHOT,
     is_rule_change,
+    late_warnings,
     origins_from_files,
     run_history,
     state_from_sightings,
     with_current,
     with_origins,
 )
-from pipeline.errors import InputError, UsageError
 from pipeline.folding import card_files
-from pipeline.folding.catalog import Catalog, apply_catalog, load_catalog
+from pipeline.folding.catalog import Catalog, apply_catalog, found_catalogs, run_catalog
 from pipeline.folding.merge import (
     assign_languages,
     carry_rule_dates,
@@ -33,7 +32,6 @@ from pipeline.folding.merge import (
     texts_with_symbols,
 )
 from pipeline.folding.names import (
-    aliases,
     english_names,
     learned,
     renamed,
@@ -42,28 +40,25 @@ from pipeline.folding.names import (
 )
 from pipeline.folding.repair import repair
 from pipeline.folding.translate import LINK_COLUMNS, has_work, update_translations
-from pipeline.keys import first_rows
 from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.reading import executor, read
 from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanJob, ScanResult
-from pipeline.reading.sightings import RULING_TEXT, TextPool, dated, undeclared_texts
-from pipeline.schema import FILES, IN_FORCE, RULES_BY_NUMBER, RUNS, SEGMENTED, in_memory
+from pipeline.reading.sightings import TextPool, dated, undeclared_texts
+from pipeline.reading.unchanged import skip_unchanged
+from pipeline.schema import FILES, RUNS, in_memory
 from pipeline.storage import commit, segments, store
-from pipeline.storage.carry import Content, by_reference
+from pipeline.storage.load import Loaded, load
+from pipeline.storage.part import UNDETECTED, as_stored, sightings_part
 from pipeline.storage.segments import groups
-from pipeline.storage.store import without_ruling_texts
 from pipeline.storage.terms import KeptTerms
+from pipeline.storage.upgrade import read_outdated, write_upgraded
 from pipeline.text.language import forget, remember
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
-
-# The folder of a raw root whose files are card catalogs, not inputs (hidden: the reader
-# passes over it); `pipeline fetch` keeps Scryfall's oracle cards there.
-CATALOG_FOLDER = ".catalog"
 
 
 class Outcome(StrEnum):
@@ -140,51 +135,91 @@ class IngestReport:
         return self.rulings_read - self.new_keys
 
 
-def ingest(
-    paths: list[Path],
-    *,
-    out: Path,
-    manifest: Path | None = None,
-    catalog: Catalog | None = None,
-    catalog_files: Sequence[Path] = (),
-    date_order: DateOrder | None = None,
-    strict: bool = False,
-    wait: float = 0,
-    progress: Callable[[int], Callable[[int], None]] | None = None,
-    today: dt.date | None = None,
-    workers: int | None = None,
-    executor_name: str = "local",
-    scheduler: str | None = None,
-    rehash: bool = False,
-    link_translations: bool = True,
-    limits: Limits | None = None,
-    isolate: bool = False,
-    record_unchanged: bool = False,
-) -> IngestReport:
-    """Ingest the raw files under PATHS into the dataset in OUT as one run.
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    """How a run reads, folds and stores: every knob of ingest() but the inputs and OUT.
 
     CATALOG (see load_catalog) maps cards to English names and oracle ids; without one,
     the CATALOG_FILES and the files in each raw root's `.catalog/` folder are loaded as the
     catalog, only if the run has something to read (a found one that cannot be read is
-    rejected, and the run goes on without it). PROGRESS is
-    given the number of files and returns a callback told how many more are done. The
-    per-file stage runs on WORKERS processes (default: the cores), or on a Dask cluster
-    with EXECUTOR_NAME "dask" (SCHEDULER: its address; a local cluster if none). REHASH
-    hashes every file stored before, even when its size and modification time are unchanged.
+    rejected, and the run goes on without it). MANIFEST replaces each root's manifest.csv;
+    DATE_ORDER (dmy or mdy) reads the ambiguous dates of files whose hints give no order.
+    STRICT stores nothing when an input is rejected. WAIT is how long another writer of OUT
+    is waited for (LockBusyError after).
+    PROGRESS is given the number of files and returns a callback told how many more are
+    done. TODAY is the date dates are judged against (default: today's). The per-file stage
+    runs on WORKERS processes (default: the cores), or on a Dask cluster with EXECUTOR_NAME
+    "dask" (SCHEDULER: its address; a local cluster if none). REHASH hashes every file
+    stored before, even when its size and modification time are unchanged.
     LINK_TRANSLATIONS False leaves new translations unlinked (a later run that reads their
     card links them); those linked are ranked on WORKERS processes as well.
     LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
     reads even a single batch in a worker process, within the per-file budgets.
+    RECORD_UNCHANGED records a run that reads no file anew.
+    """
+
+    manifest: Path | None = None
+    catalog: Catalog | None = None
+    catalog_files: Sequence[Path] = ()
+    date_order: DateOrder | None = None
+    strict: bool = False
+    wait: float = 0
+    progress: Callable[[int], Callable[[int], None]] | None = None
+    today: dt.date | None = None
+    workers: int | None = None
+    executor_name: str = "local"
+    scheduler: str | None = None
+    rehash: bool = False
+    link_translations: bool = True
+    limits: Limits | None = None
+    isolate: bool = False
+    record_unchanged: bool = False
+
+
+class IngestKeywords(TypedDict, total=False):
+    """IngestOptions' fields as keywords of ingest() (a test keeps the two alike)."""
+
+    manifest: Path | None
+    catalog: Catalog | None
+    catalog_files: Sequence[Path]
+    date_order: DateOrder | None
+    strict: bool
+    wait: float
+    progress: Callable[[int], Callable[[int], None]] | None
+    today: dt.date | None
+    workers: int | None
+    executor_name: str
+    scheduler: str | None
+    rehash: bool
+    link_translations: bool
+    limits: Limits | None
+    isolate: bool
+    record_unchanged: bool
+
+
+def ingest(
+    paths: list[Path],
+    *,
+    out: Path,
+    options: IngestOptions | None = None,
+    **keywords: Unpack[IngestKeywords],
+) -> IngestReport:
+    """Ingest the raw files under PATHS into the dataset in OUT as one run.
+
+    OPTIONS (see IngestOptions), each of KEYWORDS given in its place: `ingest(paths,
+    out=out, workers=2)` is `ingest(paths, out=out, options=IngestOptions(workers=2))`.
     A run that reads no file records no run, nor does one that reads no file anew (each
     unchanged, or rejected again) unless RECORD_UNCHANGED: an empty run would hide the
     last real changelog. A run whose every input is rejected stores nothing.
     """
-    limits = limits or Limits.from_env()
+    chosen = replace(options or IngestOptions(), **keywords)
+    catalog, catalog_files, workers = chosen.catalog, chosen.catalog_files, chosen.workers
+    limits = chosen.limits or Limits.from_env()
     started = dt.datetime.now(tz=dt.UTC)
     for path in () if catalog is not None else catalog_files:
         card_files.check(path, limits)  # a bad --catalog stops the run before it writes
-    roots = read.discover(paths, manifest)
-    manifests = {root: _manifest_for(root, manifest) for root, _ in roots}
+    roots = read.discover(paths, chosen.manifest)
+    manifests = {root: read.manifest_for(root, chosen.manifest) for root, _ in roots}
     hints = {root: found for root, (found, _) in manifests.items()}
     bad_rows = [
         FileReport(where, None, FileStatus.REJECTED, reason=reason)
@@ -192,7 +227,7 @@ def ingest(
         for where, reason in problems
     ]
     with (
-        store.writer_lock(out, wait),
+        store.writer_lock(out, chosen.wait),
         executor.quiet_gc(),
         executor.returning_pool(),
         executor.LanguageJobs(workers or os.cpu_count() or 1) as languages,
@@ -202,14 +237,14 @@ def ingest(
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
-        none = SourceHints()
+        none, order = SourceHints(), chosen.date_order
         jobs = [
-            ScanJob(root, file, hints[root].get(file.name, none), date_order, today, run, limits)
+            ScanJob(root, file, hints[root].get(file.name, none), order, chosen.today, run, limits)
             for root, files in roots
             for file in files
         ]
-        update = progress(len(jobs)) if progress else None
-        results, todo = _skip_unchanged(jobs, _stored_files(files_table), rehash=rehash)
+        update = chosen.progress(len(jobs)) if chosen.progress else None
+        results, todo = skip_unchanged(jobs, files_table, rehash=chosen.rehash)
         if update is not None:
             update(len(jobs) - len(todo))
         languages.start(len(todo))
@@ -218,10 +253,10 @@ def ingest(
         for batch in executor.run(
             [jobs[i] for i in todo],
             workers=workers,
-            executor=executor_name,
-            scheduler=scheduler,
+            executor=chosen.executor_name,
+            scheduler=chosen.scheduler,
             progress=update,
-            isolate=isolate,
+            isolate=chosen.isolate,
         ):
             for result in batch.results:
                 results[next(slots)] = result
@@ -231,8 +266,8 @@ def ingest(
         # Unchanged files need nothing more: no dataset table is read or rewritten.
         done = _Stored()
         if pool.batches:
-            linking = (workers or os.cpu_count() or 1) if link_translations else 0
-            named_by, unusable = _catalog(catalog, catalog_files, found_catalogs(paths))
+            linking = (workers or os.cpu_count() or 1) if chosen.link_translations else 0
+            named_by, unusable = run_catalog(catalog, catalog_files, found_catalogs(paths))
             bad_rows += unusable
             done = _stored(out, pool, results, catalog=named_by, languages=languages, run=run,
                            link_workers=linking)  # fmt: skip
@@ -246,7 +281,7 @@ def ingest(
             new_keys=done.new_keys,
             warnings=(*warnings, *done.warnings),
             ambiguous=tuple(path for r in ordered for path in r.ambiguous),
-            outcome=_outcome(reports, strict=strict, record_unchanged=record_unchanged),
+            outcome=_outcome(reports, chosen),
             started_at=started,
             finished_at=dt.datetime.now(tz=dt.UTC),
         )
@@ -263,7 +298,8 @@ def ingest(
     return report
 
 
-def _outcome(reports: list[FileReport], *, strict: bool, record_unchanged: bool) -> Outcome:
+def _outcome(reports: list[FileReport], options: IngestOptions) -> Outcome:
+    strict, record_unchanged = options.strict, options.record_unchanged
     statuses = {r.status for r in reports}
     if not reports:
         return Outcome.NO_INPUT
@@ -274,46 +310,6 @@ def _outcome(reports: list[FileReport], *, strict: bool, record_unchanged: bool)
     if not record_unchanged and FileStatus.STORED not in statuses:
         return Outcome.UNCHANGED  # skipped files, maybe some rejected again: nothing new
     return Outcome.STORED
-
-
-def found_catalogs(paths: Sequence[Path]) -> list[tuple[str, Path]]:
-    """The catalog files in the `.catalog/` folder of each raw root (folder) in PATHS."""
-    found = []
-    for given in paths:
-        folder = given / CATALOG_FOLDER
-        if not given.is_dir() or not folder.is_dir():
-            continue
-        found += [(f"{CATALOG_FOLDER}/{path.name}", path) for path in sorted(folder.iterdir())
-                  if not path.name.startswith(".") and path.is_file()]  # fmt: skip
-    return found
-
-
-def _catalog(
-    given: Catalog | None, files: Sequence[Path], found: list[tuple[str, Path]]
-) -> tuple[Catalog | None, list[FileReport]]:
-    """The run's catalog: GIVEN, else FILES and those FOUND; the found ones left out, rejected.
-
-    A file of FILES that cannot be read stops the run (a usage error, as --catalog always
-    did); a found one is left out and reported, as any unreadable input is.
-    """
-    if given is not None or not (files or found):
-        return given, []
-    try:
-        return load_catalog([*files, *(path for _, path in found)]), []
-    except UsageError:
-        if not found:
-            raise
-    # Which found file is unreadable: each alone (only on this rare path).
-    usable, rejected = [], []
-    for name, path in found:
-        try:
-            load_catalog([path])
-        except UsageError as exc:
-            reason = str(exc).removeprefix(f"{path}: ")
-            rejected.append(FileReport(name, None, FileStatus.REJECTED, reason=reason))
-        else:
-            usable.append(path)
-    return (load_catalog([*files, *usable]) if files or usable else None), rejected
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,12 +349,12 @@ def _stored(
     read = renamed(dated(pool.collect(), as_of), english)
     shared = unresolved(read, shared_names(names))
     named, catalog_warnings = apply_catalog(read, catalog)
-    loaded = _Loaded.of(out, named, english)
+    loaded = load(out, named, english)
     own = kept(loaded.rulings, pc.is_in(groups(loaded.rulings), value_set=pc.unique(groups(named))))
     new, fold_warnings = _fold(named, own)
     del named
     # The history needs no languages: it is made while the last texts are still detected.
-    history = run_history(loaded.state, _as_stored(new, _UNDETECTED), run) if new.num_rows else None
+    history = run_history(loaded.state, as_stored(new, UNDETECTED), run) if new.num_rows else None
     if history is not None:  # the state says where each version's as-of date came from
         origins = {report.source_path: report.as_of_origin.value for r in results.values()
                    for report in r.reports if report.as_of_origin is not None}  # fmt: skip
@@ -378,63 +374,11 @@ def _stored(
     return _Stored(new.num_rows, new_keys, warnings, tables, parts, rewritten)
 
 
-_SIGHTINGS = in_memory("sightings")
-# The same before the languages are detected: `lang` may still be null.
-_UNDETECTED = _SIGHTINGS.set(
-    _SIGHTINGS.get_field_index("lang"), pa.field("lang", _SIGHTINGS.field("lang").type)
-)
-
-
-def _as_stored(new: pa.Table, schema: pa.Schema = _SIGHTINGS) -> pa.Table:
-    """A run's folded sightings as the sightings table holds them (in SCHEMA)."""
-    return new.drop_columns([RULING_TEXT]).cast(schema)
-
-
-@dataclass(frozen=True, slots=True)
-class _Loaded:
-    """The segments of `rulings` and `state` holding the cards a run read (segments.py)."""
-
-    base: Path  # the version they were read from
-    plan: segments.Plan
-    rulings: pa.Table
-    state: pa.Table
-    english: Mapping[str, str]  # translated names to English ones (folding.names)
-    renames: bool = False  # the loaded segments held cards stored under translated names
-
-    @staticmethod
-    def of(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> _Loaded:
-        """Load the segments that hold the cards of SIGHTINGS, a run's rows once named.
-
-        Cards stored under a translated name ENGLISH knows are loaded too, with their
-        English names', and re-keyed: each card lives in one segment.
-        """
-        base = store.pinned(out)
-        layout = segments.Layout.of(store.read_layout(base))
-        stored = {str(c) for held in layout.members.values() for c in held.to_pylist()}
-        moved = aliases(stored, english)
-        wanted = pa.concat_arrays([
-            groups(sightings).combine_chunks(), pa.array(sorted({*moved, *moved.values()}),
-                                                         pa.string()),
-        ])  # fmt: skip
-        chosen = segments.plan(layout, wanted)
-        tables = [
-            pa.concat_tables(
-                [in_memory(name).empty_table(),
-                 *store.read_segments(base, name, chosen.load).values()]
-            )
-            for name in SEGMENTED
-        ]  # fmt: skip
-        if moved:
-            tables = [renamed(table, english) for table in tables]
-        rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
-        return _Loaded(base, chosen, rulings, state, english, renames=bool(moved))
-
-
 def _history(
     out: Path,
     new: pa.Table,
     merged: pa.Table,
-    loaded: _Loaded,
+    loaded: Loaded,
     history: tuple[pa.Table, pa.Table, pa.Table] | None,
     *,
     run: int,
@@ -454,11 +398,10 @@ def _history(
     if history is None:
         return {}, {}, {}, []
     changes, state, late = history
-    stored = _as_stored(new)
     rulings = with_current(merged, state)
     rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
     # The cards whose translations are linked: those read, unless linking is put off.
-    cards: Any = pc.unique(stored["card"].cast(pa.string()))
+    cards: Any = pc.unique(new["card"].cast(pa.string()))
     if not link_workers:
         cards = pa.array([], pa.string())
     old = store.read_table(out, "translations")
@@ -470,102 +413,38 @@ def _history(
         old = old.take(order)
         tables["translations"] = old
     if has_work(old, rulings, cards):  # links are made among every English ruling
-        others = [seg for seg in store.segment_ids(loaded.base, "rulings")
-                  if seg not in loaded.plan.load]  # fmt: skip
-        # Each segment is read whole, kept only in the columns the links need, and let go.
         schema = in_memory("rulings")
         keep = pa.schema([schema.field(name) for name in LINK_COLUMNS])
-        rest = [store.read_segments(loaded.base, "rulings", [seg])[seg].select(keep.names)
-                for seg in others]  # fmt: skip
+        rest = loaded.other_rulings(keep.names)
         everything = pa.concat_tables([rulings.select(keep.names).cast(keep), *rest])
         tables["translations"] = update_translations(
             old, everything, cards, run, workers=link_workers, kept=KeptTerms(out)
         )
-    part = _carried(out, loaded.base, without_ruling_texts(stored, merged))
+    part = sightings_part(out, loaded.base, new, merged)
     parts = {("sightings", run): part, ("changes", run): changes}
-    return tables, parts, rewritten, _late_warnings(late)
-
-
-def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:
-    """PART, a run's sightings, with what repeats each file's last reading carried (carry.py)."""
-    files = store.read_table(out, "files", base=base)
-    read = pc.and_(
-        pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)),
-        pc.greater(files["rulings"], pa.scalar(0)),
-    )
-    last = files.filter(read).group_by("source_path").aggregate([("run", "max")])
-    paths = pc.unique(part["source_path"].cast(pa.string()))
-    last = last.filter(pc.is_in(last["source_path"], value_set=paths))
-    if not last.num_rows:
-        return part
-    runs = last["run_max"].to_pylist()
-    latest = {
-        str(p): int(r or 0) for p, r in zip(last["source_path"].to_pylist(), runs, strict=True)
-    }
-    return by_reference(part, store.base_rows(out, latest))
-
-
-def _late_warnings(late: pa.Table) -> list[str]:
-    """One warning per file whose version is older than the one stored of its cards."""
-    firsts = late.select(["source_path", "as_of", *SNAPSHOT]).take(
-        first_rows(late, ["source_path", *SNAPSHOT])
-    )
-    cards: dict[tuple[str, object], list[str]] = {}
-    for row in firsts.to_pylist():
-        cards.setdefault((row["source_path"], row["as_of"]), []).append(row["card"] or "(no card)")
-    return [
-        f"{path}: as of {as_of}, older than the version already stored of {len(names)} "
-        f"card(s) ({_first_names(names)}): kept as history, not compared, not current"
-        for (path, as_of), names in cards.items()
-    ]
-
-
-def _first_names(names: list[str], shown: int = 3) -> str:
-    return ", ".join(names[:shown]) + (", …" if len(names) > shown else "")
+    return tables, parts, rewritten, late_warnings(late)
 
 
 def upgrade(out: Path) -> None:
     """Move a dataset of an older layout to this one, in one commit before the next run.
 
-    Schema version 3 and before kept sightings and changes as single files: they become
-    one part per run, and the state of the last snapshots is built from the sightings.
-    Version 4 kept rulings and state as single files: they become segments. Before
-    version 7 a rule's key left out its number: the rules are folded again from their
-    sightings, one row per text and number. Before version 8 `current` was per (card,
-    source): it is weighed again across each card's sources, the state's as-of origins
-    taken from files.parquet. The other tables are migrated as read.
+    Storage reads the old layout and writes the new (storage/upgrade.py); between the two,
+    the stages after it make anew what the old one lacked: the state of a dataset that kept
+    none, from its sightings; the rules folded by number; `current` weighed across each
+    card's sources, with the state's as-of origins taken from files.parquet.
     """
-    split_tables, partitioned = store.unsegmented(out), store.legacy(out)
-    version = store.segments_version(out, "rulings")
-    unnumbered = version is not None and version < RULES_BY_NUMBER
-    unweighed = version is not None and version < IN_FORCE
-    if not split_tables and not partitioned and not unweighed:
+    outdated = read_outdated(out)
+    if outdated is None:
         return
-    parts: dict[tuple[str, int], pa.Table] = {}
-    if partitioned:
-        sightings = store.read_table(out, "sightings")
-        changes = store.read_table(out, "changes")
-        for name, table in (("sightings", sightings), ("changes", changes)):
-            for run in sorted({int(r) for r in pc.unique(table["run"]).to_pylist()
-                               if r is not None}):  # fmt: skip
-                parts[(name, run)] = table.filter(
-                    pc.equal(table["run"], pa.scalar(run, pa.int64()))
-                )
-        state = state_from_sightings(sightings)
-    else:
-        state = store.read_table(out, "state")
-    state = origins_from_files(state, store.read_table(out, "files"))
-    rulings = store.read_table(out, "rulings").drop_columns(["current", "source_current"])
-    if unnumbered or split_tables:  # rules keyed by their text alone until version 7
-        numbered = Content(("rule_id",), lambda table: pc.is_valid(table["rule_id"]))
-        rules = store.read_table(out, "sightings", content=numbered)
-        rulings = rules_by_number(rulings, rules)
+    state = outdated.state
+    if state is None:
+        state = state_from_sightings(outdated.sightings)
+    state = origins_from_files(state, outdated.files)
+    rulings = outdated.rulings
+    if outdated.rules is not None:  # rules keyed by their text alone until version 7
+        rulings = rules_by_number(rulings, outdated.rules)
     rulings = with_current(rulings, state)  # weighed across each card's sources from version 8
-    tables = {name: store.read_table(out, name) for name in store.VERSIONED
-              if name not in SEGMENTED}  # fmt: skip
-    whole = segments.plan(segments.Layout(), pa.array([], pa.string()))
-    rewritten = segments.split({"rulings": rulings, "state": state}, whole)
-    commit.commit(out, tables, parts, rewritten)
+    write_upgraded(out, outdated, rulings=rulings, state=state)
 
 
 def _fold(new: pa.Table, own: pa.Table) -> tuple[pa.Table, list[str]]:
@@ -577,84 +456,6 @@ def _fold(new: pa.Table, own: pa.Table) -> tuple[pa.Table, list[str]]:
     """
     new, repair_warnings = repair(new, texts_with_symbols(own))
     return carry_rule_dates(new, own), repair_warnings
-
-
-def _skip_unchanged(
-    jobs: list[ScanJob],
-    stored: dict[tuple[str, str], tuple[str, int | None, int | None]],
-    *,
-    rehash: bool,
-) -> tuple[dict[int, ScanResult], list[int]]:
-    """Find the files stored before with the same bytes and hints: those are skipped.
-
-    A file whose size and modification time are those recorded is taken as unchanged
-    without being read (REHASH reads and hashes it all the same); any other file stored
-    before is hashed and compared. A zip archive is known by its members' rows
-    (`archive.zip/member`), which carry the archive's hash, size and time. Returns the
-    skipped files' results by job index, and the indexes of the jobs to scan.
-    """  # fmt: skip
-    results: dict[int, ScanResult] = {}
-    todo: list[int] = []
-    archives = _archives(stored, {(job.file.name, job.context) for job in jobs})
-    for index, job in enumerate(jobs):
-        name, context = job.file.name, job.context
-        known = stored.get((name, context)) or archives.get((name, context))
-        if known is None:
-            todo.append(index)  # never stored: nothing to compare, no need to read it here
-            continue
-        sha, size, mtime_ns = known
-        file = job.file
-        same = not rehash and file.size is not None and (size, mtime_ns) == (
-            file.size, file.mtime_ns)  # fmt: skip
-        try:
-            if not same and read.sha256_file(file, job.root) != sha:
-                todo.append(index)
-                continue
-        except InputError:
-            todo.append(index)  # the scan reports why
-            continue
-        skipped = FileReport(name, sha, FileStatus.SKIPPED, context=context,
-                             size=file.size, mtime_ns=file.mtime_ns)  # fmt: skip
-        results[index] = ScanResult((skipped,))
-    return results, todo
-
-
-def _archives(
-    stored: dict[tuple[str, str], tuple[str, int | None, int | None]],
-    names: set[tuple[str, str]],
-) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
-    """(archive, context) -> its recorded reading, from the rows of its members.
-
-    NAMES are the run's files: a member row `a.zip/b/c.json` is a member of `a.zip` when
-    that is one of them (a folder `a.zip` would hold files of its own name instead). Members
-    whose readings disagree (read in different runs) make the archive be hashed again.
-    """
-    found: dict[tuple[str, str], tuple[str, int | None, int | None] | None] = {}
-    for (path, context), reading in stored.items():
-        for cut in (i for i, char in enumerate(path) if char == "/"):
-            key = (path[:cut], context)
-            if key in names and key not in stored:
-                found[key] = reading if found.get(key, reading) == reading else None
-                break
-    return {key: reading for key, reading in found.items() if reading is not None}
-
-
-def _manifest_for(
-    root: Path, manifest: Path | None
-) -> tuple[dict[str, SourceHints], list[tuple[str, str]]]:
-    if manifest is not None:
-        return read.read_manifest(manifest)
-    default = root / read.MANIFEST_NAME
-    return read.read_manifest(default) if default.is_file() else ({}, [])
-
-
-def _stored_files(files: pa.Table) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
-    """(path, context) -> (sha256, size, mtime_ns) of each file's latest stored reading."""
-    # A mask, not an expression: expressions load pyarrow.dataset (and pandas) on first use.
-    stored = files.filter(pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)))
-    names = ("source_path", "context", "source_sha256", "size", "mtime_ns")
-    columns = [stored[name].to_pylist() for name in names]
-    return {(p, c): (s, n, m) for p, c, s, n, m in zip(*columns, strict=True)}
 
 
 def _file_rows(reports: list[FileReport], run: int) -> pa.Table:

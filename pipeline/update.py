@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Unpack
 
 from pipeline.fetching.fetch import SOURCES, FetchReport, fetch
 from pipeline.fetching.raw import locked
-from pipeline.ingest import IngestReport, ingest
+from pipeline.ingest import IngestKeywords, IngestOptions, IngestReport, ingest
 from pipeline.storage import store
 
 if TYPE_CHECKING:
@@ -33,39 +33,30 @@ def update(
     out: Path,
     upstreams: Upstreams | None = None,
     settings: Settings | None = None,
-    catalog_files: Sequence[Path] = (),
-    wait: float = 0,
-    workers: int | None = None,
-    progress: Callable[[int], Callable[[int], None]] | None = None,
     fetched: Callable[[FetchReport], None] | None = None,
-    isolate: bool = False,
+    options: IngestOptions | None = None,
+    **keywords: Unpack[IngestKeywords],
 ) -> UpdateReport:
     """Fetch the sources NAMES into RAW, then ingest RAW into OUT.
 
     The ingest reads every file of RAW that changed since it was last stored (a fetch that
     brought nothing new leaves nothing to read), with the catalogs of `RAW/.catalog/`
-    and CATALOG_FILES; a run with nothing new is not recorded. When every source failed,
-    nothing is ingested. FETCHED is told the fetch's report before the ingest starts.
+    and the options' CATALOG_FILES; a run with nothing new is not recorded (unless
+    RECORD_UNCHANGED). When every source failed, nothing is ingested. FETCHED is told the
+    fetch's report before the ingest starts. OPTIONS and KEYWORDS are the ingest's, as
+    ingest() takes them (see IngestOptions).
 
     RAW's lock is held from the fetch to the end of the ingest, so no other fetch replaces
-    a file while it is read; OUT's as every ingest does. WAIT is how long each may be waited
-    for (LockBusyError after).
+    a file while it is read; OUT's as every ingest does. The options' WAIT is how long each
+    may be waited for (LockBusyError after).
     """
+    chosen = replace(options or IngestOptions(), **keywords)
     store.lockable(out)  # a dataset folder that cannot be written fails before any fetch
-    with locked(raw, wait):
+    with locked(raw, chosen.wait):
         report = fetch(names, raw=raw, upstreams=upstreams, settings=settings, lock=False)
         if fetched is not None:
             fetched(report)
         if report.failed and len(report.failed) == len(report.sources):
             return UpdateReport(report, None)
-        ingested = ingest(
-            [raw],
-            out=out,
-            catalog_files=catalog_files,
-            wait=wait,
-            workers=workers,
-            progress=progress,
-            isolate=isolate,
-            record_unchanged=False,
-        )
+        ingested = ingest([raw], out=out, options=chosen)
     return UpdateReport(report, ingested)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import fields
 from typing import TYPE_CHECKING
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline import ingest
+from pipeline.ingest import IngestKeywords, IngestOptions, Outcome
 from pipeline.models import DateOrder, FileStatus
 
 if TYPE_CHECKING:
@@ -206,3 +208,24 @@ def test_touched_file_with_same_bytes_is_skipped(raw_copy: Path, out: Path) -> N
     os.utime(raw_copy / SEEDS[0], ns=(1, 1))
     report = ingest([raw_copy], out=out)
     assert report.count(FileStatus.SKIPPED) == 5
+
+
+def test_keywords_are_the_options_fields() -> None:
+    """ingest()'s keywords are IngestOptions' fields, of the same types: one list of knobs."""
+    expected = {f.name: f.type for f in fields(IngestOptions)}
+    annotations = IngestKeywords.__annotations__  # each a ForwardRef of its text
+    assert {name: ref.__forward_arg__ for name, ref in annotations.items()} == expected
+    assert IngestKeywords.__optional_keys__ == set(expected)
+
+
+def test_options_and_keywords_are_the_same_run(raw_copy: Path, tmp_path: Path) -> None:
+    """OPTIONS given as an object, or each as a keyword (those win), make the same run."""
+    given = ingest([raw_copy], out=tmp_path / "a", options=IngestOptions(strict=True))
+    assert given.outcome is Outcome.STORED
+    (raw_copy / "bad.json").write_text("{not json", "utf-8")
+    as_object = ingest([raw_copy], out=tmp_path / "a", options=IngestOptions(strict=True))
+    as_keyword = ingest([raw_copy], out=tmp_path / "b", strict=True)
+    overridden = ingest([raw_copy], out=tmp_path / "c", options=IngestOptions(strict=True),
+                        strict=False)  # fmt: skip
+    assert as_object.outcome is as_keyword.outcome is Outcome.STRICT
+    assert overridden.outcome is Outcome.STORED

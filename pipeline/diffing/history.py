@@ -342,6 +342,25 @@ def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow i
     return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
 
 
+def late_warnings(late: pa.Table) -> list[str]:
+    """One warning per file whose version is older than the one stored of its cards."""
+    firsts = late.select(["source_path", "as_of", *SNAPSHOT]).take(
+        first_rows(late, ["source_path", *SNAPSHOT])
+    )
+    cards: dict[tuple[str, object], list[str]] = {}
+    for row in firsts.to_pylist():
+        cards.setdefault((row["source_path"], row["as_of"]), []).append(row["card"] or "(no card)")
+    return [
+        f"{path}: as of {as_of}, older than the version already stored of {len(names)} "
+        f"card(s) ({_first_names(names)}): kept as history, not compared, not current"
+        for (path, as_of), names in cards.items()
+    ]
+
+
+def _first_names(names: list[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (", …" if len(names) > shown else "")
+
+
 def with_current(rulings: pa.Table, state: pa.Table) -> pa.Table:
     """Add `current` (in force today, across the card's sources) and `source_current`.
 

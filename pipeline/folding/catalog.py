@@ -11,17 +11,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import listed, lookup, replace_column, strings
+from pipeline.errors import UsageError
 from pipeline.folding import card_files
 from pipeline.folding.infer import NameIndex, Verdict, describe, evidence, infer
 from pipeline.folding.names import unresolved
 from pipeline.limits import Limits
-from pipeline.models import CardOrigin, Kind
+from pipeline.models import CardOrigin, FileReport, FileStatus, Kind
 from pipeline.text.normalize import card_key, card_name
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
     from pathlib import Path
 
+# The folder of a raw root whose files are card catalogs, not inputs (hidden: the reader
+# passes over it); `pipeline fetch` keeps Scryfall's oracle cards there.
+CATALOG_FOLDER = ".catalog"
 _LOWER_WORD = re.compile(r"\b[a-z]+\b")
 _LISTED = 5  # candidates named in a warning
 
@@ -226,3 +230,43 @@ def _report(path: str, verdict: Verdict, warnings: list[str]) -> dict[str, str]:
     )
     warnings.append(f"{path}: no card inferred ({reason}): {listed}")
     return {}
+
+
+def found_catalogs(paths: Sequence[Path]) -> list[tuple[str, Path]]:
+    """The catalog files in the `.catalog/` folder of each raw root (folder) in PATHS."""
+    found = []
+    for given in paths:
+        folder = given / CATALOG_FOLDER
+        if not given.is_dir() or not folder.is_dir():
+            continue
+        found += [(f"{CATALOG_FOLDER}/{path.name}", path) for path in sorted(folder.iterdir())
+                  if not path.name.startswith(".") and path.is_file()]  # fmt: skip
+    return found
+
+
+def run_catalog(
+    given: Catalog | None, files: Sequence[Path], found: list[tuple[str, Path]]
+) -> tuple[Catalog | None, list[FileReport]]:
+    """The run's catalog: GIVEN, else FILES and those FOUND; the found ones left out, rejected.
+
+    A file of FILES that cannot be read stops the run (a usage error, as --catalog always
+    did); a found one is left out and reported, as any unreadable input is.
+    """
+    if given is not None or not (files or found):
+        return given, []
+    try:
+        return load_catalog([*files, *(path for _, path in found)]), []
+    except UsageError:
+        if not found:
+            raise
+    # Which found file is unreadable: each alone (only on this rare path).
+    usable, rejected = [], []
+    for name, path in found:
+        try:
+            load_catalog([path])
+        except UsageError as exc:
+            reason = str(exc).removeprefix(f"{path}: ")
+            rejected.append(FileReport(name, None, FileStatus.REJECTED, reason=reason))
+        else:
+            usable.append(path)
+    return (load_catalog([*files, *usable]) if files or usable else None), rejected

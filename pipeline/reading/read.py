@@ -210,6 +210,16 @@ def read_manifest(path: Path) -> tuple[dict[str, SourceHints], list[tuple[str, s
     return hints, problems
 
 
+def manifest_for(
+    root: Path, manifest: Path | None
+) -> tuple[dict[str, SourceHints], list[tuple[str, str]]]:
+    """The hints of the files of ROOT: from MANIFEST if given, else ROOT's own manifest.csv."""
+    if manifest is not None:
+        return read_manifest(manifest)
+    default = root / MANIFEST_NAME
+    return read_manifest(default) if default.is_file() else ({}, [])
+
+
 def _manifest_text(path: Path) -> str:
     """The manifest's text; a UsageError if it is no regular file, too large, or unreadable."""
     if not path.is_file():  # a FIFO given as the manifest would block the run

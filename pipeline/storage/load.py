@@ -1,0 +1,67 @@
+"""The segments of `rulings` and `state` that hold a run's cards, loaded (segments.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from pipeline.folding.names import aliases, renamed
+from pipeline.schema import SEGMENTED, in_memory
+from pipeline.storage import segments, store
+from pipeline.storage.segments import groups
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """The segments of `rulings` and `state` holding the cards a run read (segments.py)."""
+
+    base: Path  # the version they were read from
+    plan: segments.Plan
+    rulings: pa.Table
+    state: pa.Table
+    english: Mapping[str, str]  # translated names to English ones (folding.names)
+    renames: bool = False  # the loaded segments held cards stored under translated names
+
+    def other_rulings(self, names: Sequence[str]) -> list[pa.Table]:
+        """The rulings of the segments not loaded, in the columns NAMES, a table a segment.
+
+        Each segment is read whole, kept only in those columns, and let go.
+        """
+        others = [seg for seg in store.segment_ids(self.base, "rulings")
+                  if seg not in self.plan.load]  # fmt: skip
+        return [store.read_segments(self.base, "rulings", [seg])[seg].select(names)
+                for seg in others]  # fmt: skip
+
+
+def load(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> Loaded:
+    """Load the segments that hold the cards of SIGHTINGS, a run's rows once named.
+
+    Cards stored under a translated name ENGLISH knows are loaded too, with their
+    English names', and re-keyed: each card lives in one segment.
+    """
+    base = store.pinned(out)
+    layout = segments.Layout.of(store.read_layout(base))
+    stored = {str(c) for held in layout.members.values() for c in held.to_pylist()}
+    moved = aliases(stored, english)
+    wanted = pa.concat_arrays([
+        groups(sightings).combine_chunks(), pa.array(sorted({*moved, *moved.values()}),
+                                                     pa.string()),
+    ])  # fmt: skip
+    chosen = segments.plan(layout, wanted)
+    tables = [
+        pa.concat_tables(
+            [in_memory(name).empty_table(),
+             *store.read_segments(base, name, chosen.load).values()]
+        )
+        for name in SEGMENTED
+    ]  # fmt: skip
+    if moved:
+        tables = [renamed(table, english) for table in tables]
+    rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
+    return Loaded(base, chosen, rulings, state, english, renames=bool(moved))
