@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,17 @@ def test_each_stage_says_what_it_holds_and_may_import() -> None:
         # Numbered from 0: fetching, stage 0, comes before text (1) and reading (2).
         assert holds.startswith(f"Stage {STAGES.index(stage)}, {stage}:"), stage
         assert "import" in imports.lower(), stage
+
+
+def test_every_module_is_in_the_architecture() -> None:
+    """docs/architecture.md's "Every module" table names each module of the package."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = doc.split("## Every module", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([\w/]+\.py)` \|", table, flags=re.MULTILINE))
+    modules = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py" or path.parent == PACKAGE
+    }
+    assert sorted(modules - listed) == []
+    assert sorted(listed - modules) == []
