@@ -65,13 +65,19 @@ class _Pipeline(click.Group):
             _fail(exc)
         except interrupts.Interrupted as exc:
             name = signal.Signals(exc.signum).name
-            _fail(StoreError(f"interrupted ({name}): nothing stored; the version before this "
-                             "run stays in force"))  # fmt: skip
+            _fail(
+                StoreError(
+                    f"interrupted ({name}): nothing stored; the version before this "
+                    "run stays in force"
+                )
+            )
         except (OSError, UnicodeError, OverflowError) as exc:
             if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
                 raise
-            _echo(f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)",
-                  err=True)  # fmt: skip
+            _echo(
+                f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)",
+                err=True,
+            )
             sys.exit(EXIT_FAILED)
 
 
@@ -199,8 +205,9 @@ def fetch_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typ
     Exit 0 all fetched, 3 some sources failed, 1 all failed, 4 another job holds --raw.
     """
     names, upstreams, settings = options.fetch_settings(kwargs)
-    report = fetch(names, raw=kwargs["raw"], upstreams=upstreams, settings=settings,
-                   wait=kwargs["wait"])  # fmt: skip
+    report = fetch(
+        names, raw=kwargs["raw"], upstreams=upstreams, settings=settings, wait=kwargs["wait"]
+    )
     _echo_fetch(report)
     sys.exit(_fetch_exit(report))
 

@@ -67,8 +67,15 @@ def wait(text: str) -> Callable[[_Command], _Command]:
 
 
 _UPSTREAMS, _SETTINGS = Upstreams(), Settings()  # the defaults the options show
-_UNITS = {"": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30,
-          "gib": 1 << 30}  # fmt: skip
+_UNITS = {
+    "": 1,
+    "k": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gib": 1 << 30,
+}
 
 
 class _Size(click.ParamType[int, object]):
@@ -114,43 +121,100 @@ def fetch_options(command: _Command) -> _Command:
     """The SOURCE arguments and options `fetch` and `update` share."""
     options = [
         click.argument("sources", nargs=-1, type=click.Choice(SOURCES)),
-        click.option("--raw", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
-                     default=Path("raw"), show_default=True, help="Raw folder to fetch into."),
-        click.option("--scryfall-api", metavar="URL", default=_UPSTREAMS.scryfall,
-                     show_default=True, help="Scryfall API root (its /bulk-data index)."),
-        click.option("--mtgjson-api", metavar="URL", default=_UPSTREAMS.mtgjson,
-                     show_default=True,
-                     help="MTGJSON v5 API root (AllPrintings.json.xz, Meta.json)."),
-        click.option("--comprules-page", metavar="URL", default=_UPSTREAMS.comprules,
-                     show_default=True,
-                     help="The rules page linking the Comprehensive Rules .txt."),
-        click.option("--pause", type=click.FloatRange(min=0), metavar="SECONDS",
-                     default=_SETTINGS.pause, show_default=True, help="Seconds between two "
-                     "requests to one host (Scryfall asks 50 to 100 ms)."),
-        _seconds("--timeout", _SETTINGS.read_timeout, "Seconds a server may stay silent "
-                 f"(connect: at most {_SETTINGS.connect_timeout:g})."),
-        click.option("--retries", type=click.IntRange(min=0), metavar="N",
-                     default=_SETTINGS.retries, show_default=True, help="Attempts after the "
-                     "first, per request, on 408, 429, 5xx and broken connections; each waits "
-                     "1, 2, 4... seconds, or the Retry-After asked (seconds or an HTTP date)."),
-        click.option("--max-wait", type=click.FloatRange(min=0), metavar="SECONDS",
-                     default=_SETTINGS.max_wait, show_default=True, help="Longest wait before "
-                     "a retry; a Retry-After above it fails the source at once."),
-        _seconds("--request-time", _SETTINGS.request_seconds, "Seconds one request may "
-                 "take, its body, retries and waits included."),
-        _seconds("--source-time", _SETTINGS.source_seconds, "Seconds one source may take, "
-                 "every request and wait included."),
-        _seconds("--max-time", _SETTINGS.total_seconds, "Seconds the whole fetch may take "
-                 "(not the ingest after it), waits included; the sources left when it is "
-                 "spent fail."),
-        *(click.option(f"--{name}-max-size", type=_Size(), default=_shown(MAX_SIZE[name]),
-                       show_default=True, help=f"Largest {name} file taken, as stored (any "
-                       "Content-Encoding undone), in bytes or with KiB, MiB, GiB.")
-          for name in SOURCES),
-        wait("Seconds to wait for another fetch or update holding --raw (update holds it to "
-             "the end of its ingest) and, in update, for another ingest writing --out; then "
-             "exit 4."),
-    ]  # fmt: skip
+        click.option(
+            "--raw",
+            type=click.Path(path_type=Path, file_okay=False),
+            metavar="DIR",
+            default=Path("raw"),
+            show_default=True,
+            help="Raw folder to fetch into.",
+        ),
+        click.option(
+            "--scryfall-api",
+            metavar="URL",
+            default=_UPSTREAMS.scryfall,
+            show_default=True,
+            help="Scryfall API root (its /bulk-data index).",
+        ),
+        click.option(
+            "--mtgjson-api",
+            metavar="URL",
+            default=_UPSTREAMS.mtgjson,
+            show_default=True,
+            help="MTGJSON v5 API root (AllPrintings.json.xz, Meta.json).",
+        ),
+        click.option(
+            "--comprules-page",
+            metavar="URL",
+            default=_UPSTREAMS.comprules,
+            show_default=True,
+            help="The rules page linking the Comprehensive Rules .txt.",
+        ),
+        click.option(
+            "--pause",
+            type=click.FloatRange(min=0),
+            metavar="SECONDS",
+            default=_SETTINGS.pause,
+            show_default=True,
+            help="Seconds between two requests to one host (Scryfall asks 50 to 100 ms).",
+        ),
+        _seconds(
+            "--timeout",
+            _SETTINGS.read_timeout,
+            f"Seconds a server may stay silent (connect: at most {_SETTINGS.connect_timeout:g}).",
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(min=0),
+            metavar="N",
+            default=_SETTINGS.retries,
+            show_default=True,
+            help="Attempts after the "
+            "first, per request, on 408, 429, 5xx and broken connections; each waits "
+            "1, 2, 4... seconds, or the Retry-After asked (seconds or an HTTP date).",
+        ),
+        click.option(
+            "--max-wait",
+            type=click.FloatRange(min=0),
+            metavar="SECONDS",
+            default=_SETTINGS.max_wait,
+            show_default=True,
+            help="Longest wait before a retry; a Retry-After above it fails the source at once.",
+        ),
+        _seconds(
+            "--request-time",
+            _SETTINGS.request_seconds,
+            "Seconds one request may take, its body, retries and waits included.",
+        ),
+        _seconds(
+            "--source-time",
+            _SETTINGS.source_seconds,
+            "Seconds one source may take, every request and wait included.",
+        ),
+        _seconds(
+            "--max-time",
+            _SETTINGS.total_seconds,
+            "Seconds the whole fetch may take "
+            "(not the ingest after it), waits included; the sources left when it is "
+            "spent fail.",
+        ),
+        *(
+            click.option(
+                f"--{name}-max-size",
+                type=_Size(),
+                default=_shown(MAX_SIZE[name]),
+                show_default=True,
+                help=f"Largest {name} file taken, as stored (any "
+                "Content-Encoding undone), in bytes or with KiB, MiB, GiB.",
+            )
+            for name in SOURCES
+        ),
+        wait(
+            "Seconds to wait for another fetch or update holding --raw (update holds it to "
+            "the end of its ingest) and, in update, for another ingest writing --out; then "
+            "exit 4."
+        ),
+    ]
     for option in reversed(options):
         command = option(command)
     return command

@@ -269,8 +269,15 @@ def ingest(
             linking = (workers or os.cpu_count() or 1) if chosen.link_translations else 0
             named_by, unusable = run_catalog(catalog, catalog_files, found_catalogs(paths))
             bad_rows += unusable
-            done = _stored(out, pool, results, catalog=named_by, languages=languages, run=run,
-                           link_workers=linking)  # fmt: skip
+            done = _stored(
+                out,
+                pool,
+                results,
+                catalog=named_by,
+                languages=languages,
+                run=run,
+                link_workers=linking,
+            )
         ordered = [results[i] for i in range(len(jobs))]
         reports = [*bad_rows, *(report for r in ordered for report in r.reports)]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
@@ -339,8 +346,12 @@ def _stored(
     Only what the commit needs outlives this call: the stages' own tables (the run's
     sightings as read, named, folded; the rulings merged) are freed before the commit.
     """
-    as_of = {report.source_path: report.as_of for r in results.values() for report in r.reports
-             if report.as_of is not None}  # fmt: skip
+    as_of = {
+        report.source_path: report.as_of
+        for r in results.values()
+        for report in r.reports
+        if report.as_of is not None
+    }
     # Translated names the files give, with those known before: a card one name (names.py).
     found = [local for r in results.values() for report in r.reports for local in report.names]
     known = store.read_table(out, "names")
@@ -356,8 +367,12 @@ def _stored(
     # The history needs no languages: it is made while the last texts are still detected.
     history = run_history(loaded.state, as_stored(new, UNDETECTED), run) if new.num_rows else None
     if history is not None:  # the state says where each version's as-of date came from
-        origins = {report.source_path: report.as_of_origin.value for r in results.values()
-                   for report in r.reports if report.as_of_origin is not None}  # fmt: skip
+        origins = {
+            report.source_path: report.as_of_origin.value
+            for r in results.values()
+            for report in r.reports
+            if report.as_of_origin is not None
+        }
         changes, state, late = history
         history = changes, with_origins(state, run, origins), late
     remember(languages.results())

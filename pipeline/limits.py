@@ -163,8 +163,9 @@ def worker_setup(limits: Limits) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     cap = _address_space() + limits.memory
     if hard == resource.RLIM_INFINITY or cap < hard:
-        resource.setrlimit(resource.RLIMIT_AS, (cap if soft == resource.RLIM_INFINITY
-                                                else min(soft, cap), hard))  # fmt: skip
+        resource.setrlimit(
+            resource.RLIMIT_AS, (cap if soft == resource.RLIM_INFINITY else min(soft, cap), hard)
+        )
     signal.signal(signal.SIGALRM, _alarm)
 
 

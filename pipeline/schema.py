@@ -214,9 +214,11 @@ SEGMENTED = ("rulings", "state")
 # The order of the rows of these two tables: the columns, and those whose nulls come first.
 ROW_ORDER: dict[str, tuple[list[str], list[str]]] = {
     "rulings": (["card", "effective_date", "text_hash", "rule_id"], []),
-    "state": (["card", "source", "source_path", "position"],
-              ["card", "source", "source_path", "position"]),
-}  # fmt: skip
+    "state": (
+        ["card", "source", "source_path", "position"],
+        ["card", "source", "source_path", "position"],
+    ),
+}
 
 
 def with_metadata(name: str, schema: pa.Schema) -> pa.Schema:
@@ -267,11 +269,16 @@ def _v3_to_v4(name: str, table: pa.Table) -> pa.Table:
             table = table.append_column(column, pa.nulls(table.num_rows, kind))
     if name != "changes" or "match" in table.column_names:
         return table
-    table = table.append_column("match", pc.if_else(
-        pc.equal(table["change"].cast(pa.string()), pa.scalar("amended")),
-        pc.if_else(pc.is_valid(table["old_rule_id"]), pa.scalar("rule"), pa.scalar("characters")),
-        pa.scalar(None, pa.string()),
-    ))  # fmt: skip
+    table = table.append_column(
+        "match",
+        pc.if_else(
+            pc.equal(table["change"].cast(pa.string()), pa.scalar("amended")),
+            pc.if_else(
+                pc.is_valid(table["old_rule_id"]), pa.scalar("rule"), pa.scalar("characters")
+            ),
+            pa.scalar(None, pa.string()),
+        ),
+    )
     return table.append_column("replaced_by", pa.nulls(table.num_rows, pa.string()))
 
 
@@ -367,11 +374,24 @@ ENCODED_IN_MEMORY: dict[str, frozenset[str]] = {
     "state": frozenset(
         {"card", "oracle_id", "source", "source_path", "text", "text_hash", "rule_id"}
     ),
-    "sightings": frozenset({
-        "text", "source_path", "source_sha256", "fetched_at", "layout", "date_printed",
-        "card_printed", "card_origin", "kind", "oracle_id", "text_hash", "card", "source",
-    }),
-}  # fmt: skip
+    "sightings": frozenset(
+        {
+            "text",
+            "source_path",
+            "source_sha256",
+            "fetched_at",
+            "layout",
+            "date_printed",
+            "card_printed",
+            "card_origin",
+            "kind",
+            "oracle_id",
+            "text_hash",
+            "card",
+            "source",
+        }
+    ),
+}
 
 
 def on_disk(name: str) -> pa.Schema:

@@ -85,8 +85,13 @@ class Version:
     def sort_key(self) -> tuple[tuple[int, ...], str, bool, dt.date | None, str]:
         """By rule number (numerically), then undated first, by date, by hash."""
         number = tuple(int(p) for p in re.findall(r"\d+", self.rule_id or ""))
-        return (number, self.rule_id or "", self.effective_date is not None,
-                self.effective_date, self.text_hash)  # fmt: skip
+        return (
+            number,
+            self.rule_id or "",
+            self.effective_date is not None,
+            self.effective_date,
+            self.text_hash,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,36 +220,56 @@ def compare(
     )
     changes = [
         _change(
-            card, source, ChangeType.RENUMBERED if a.rule_id != b.rule_id else ChangeType.REDATED,
-            old=a, new=b, similarity=score,
+            card,
+            source,
+            ChangeType.RENUMBERED if a.rule_id != b.rule_id else ChangeType.REDATED,
+            old=a,
+            new=b,
+            similarity=score,
         )
         for a, b, score in moved
-    ]  # fmt: skip
+    ]
     changes += [
         _change(
-            card, source, ChangeType.AMENDED, old=a, new=b, similarity=score, rule_change=True,
-            silent=a.effective_date == b.effective_date, match=matched[a, b],
+            card,
+            source,
+            ChangeType.AMENDED,
+            old=a,
+            new=b,
+            similarity=score,
+            rule_change=True,
+            silent=a.effective_date == b.effective_date,
+            match=matched[a, b],
         )
         for a, b, score in amended
-    ]  # fmt: skip
+    ]
     gone = sorted([*gone, *replaced], key=Version.sort_key)
     carriers = set(replaced.values())
     came = sorted([*came, *carriers], key=Version.sort_key)
     changes += [
         _change(
-            card, source, ChangeType.REMOVED, old=v, rule_change=True,
-            match=Match.CONTAINED if v in replaced else None, replaced_by=replaced.get(v),
+            card,
+            source,
+            ChangeType.REMOVED,
+            old=v,
+            rule_change=True,
+            match=Match.CONTAINED if v in replaced else None,
+            replaced_by=replaced.get(v),
         )
         for v in gone
-    ]  # fmt: skip
+    ]
     structural = bool(amended or gone)
     changes += [
         _change(
-            card, source, ChangeType.ADDED, new=v, rule_change=structural,
+            card,
+            source,
+            ChangeType.ADDED,
+            new=v,
+            rule_change=structural,
             match=Match.CONTAINED if v in carriers else None,
         )
         for v in came
-    ]  # fmt: skip
+    ]
     return changes
 
 
@@ -377,9 +402,12 @@ class _Forms:
             folded, skeleton, symbols = self._of(a.text)
             candidates = [
                 *by_fold.get((place, folded), ()),
-                *(j for j in by_skeleton.get((place, skeleton), ())
-                  if not (symbols and self._of(came[j].text)[2])),
-            ]  # fmt: skip
+                *(
+                    j
+                    for j in by_skeleton.get((place, skeleton), ())
+                    if not (symbols and self._of(came[j].text)[2])
+                ),
+            ]
             first = min(
                 (j for j in candidates if j not in used and pairable(a, came[j])), default=None
             )
@@ -474,9 +502,18 @@ def _change(
     replaced_by: Version | None = None,
 ) -> Change:
     return Change(
-        card, source, change, old, new, similarity, rule_change, silent, first_seen, match,
+        card,
+        source,
+        change,
+        old,
+        new,
+        similarity,
+        rule_change,
+        silent,
+        first_seen,
+        match,
         replaced_by,
-    )  # fmt: skip
+    )
 
 
 def similarity(a: str, b: str) -> float:

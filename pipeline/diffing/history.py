@@ -219,8 +219,11 @@ def _versions(table: pa.Table) -> dict[int, Snapshot]:
         if pa.types.is_dictionary(column.type):
             column = used_only(column.combine_chunks())
         columns[name] = column
-    shared = {name: column.dictionary.to_pylist() for name, column in columns.items()
-              if pa.types.is_dictionary(column.type)}  # fmt: skip
+    shared = {
+        name: column.dictionary.to_pylist()
+        for name, column in columns.items()
+        if pa.types.is_dictionary(column.type)
+    }
     out: dict[int, Snapshot] = {}
     for batch in pa.table(columns).to_batches(max_chunksize=_BATCH_ROWS):
         values = []
@@ -228,8 +231,7 @@ def _versions(table: pa.Table) -> dict[int, Snapshot]:
             part: Any = batch.column(name)
             if name in shared:
                 strings = shared[name]
-                values.append([None if i is None else strings[i]
-                               for i in part.indices.to_pylist()])  # fmt: skip
+                values.append([None if i is None else strings[i] for i in part.indices.to_pylist()])
             else:
                 values.append(part.to_pylist())
         for snap, card, source, text_hash, date, text, rule_id in zip(*values, strict=True):
@@ -286,8 +288,14 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa
         pc.coalesce(compared["new_text_hash"], compared["old_text_hash"]),
     ]
     added_rank = pa.repeat(pa.scalar(rank[ChangeType.ADDED], pa.int64()), new.num_rows)
-    theirs: list[Any] = [new["card"], new["source"], added_rank, new["rule_id"],
-                         new["effective_date"], new["text_hash"]]  # fmt: skip
+    theirs: list[Any] = [
+        new["card"],
+        new["source"],
+        added_rank,
+        new["rule_id"],
+        new["effective_date"],
+        new["text_hash"],
+    ]
     keys = [pa.Table.from_arrays(columns, names=_CHANGES_ORDER) for columns in (ours, theirs)]
     compared_codes, new_codes = codes(keys, _CHANGES_ORDER, nulls_first=_NULLS_FIRST)
     both = pa.chunked_array([*compared_codes.chunks, *pc.take(new_codes, additions).chunks])
@@ -319,7 +327,7 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa
         "rule_change": constant("rule_change", value=False),
         "silent": constant("silent", value=False),
         "first_seen": constant("first_seen", value=True),
-    }  # fmt: skip
+    }
     groups = _addition_groups(new, additions)
     ours = compared["group"].cast(groups.type).chunks
     columns["group"] = pc.take(pa.chunked_array([*ours, groups], groups.type), order)
@@ -500,10 +508,17 @@ def history_of(
         later = [v for v in sorted(versions_of.get(source, ())) if v > last]
         gone = later[0] if later else None
         entries.append(
-            HistoryEntry(source, text_hash, date, texts[(source, text_hash, date)], first[1],
-                         gone[1] if gone else None, _dated(first[0]),
-                         _dated(gone[0]) if gone else None)
-        )  # fmt: skip
+            HistoryEntry(
+                source,
+                text_hash,
+                date,
+                texts[(source, text_hash, date)],
+                first[1],
+                gone[1] if gone else None,
+                _dated(first[0]),
+                _dated(gone[0]) if gone else None,
+            )
+        )
     return sorted(entries, key=_entry_order)
 
 

@@ -37,9 +37,17 @@ _OTHER_NAME = re.compile(
     rf"(?<=[\w,;)\u201d\"] ){_CAPITALISED}(?:,? (?:(?:of|the|to|and|in|from) )*{_CAPITALISED})+"
 )
 _SELF_WORDS = (
-    "this creature", "this card", "this spell", "this permanent", "this artifact",
-    "this enchantment", "this land", "this planeswalker", "this battle", "this token",
-)  # fmt: skip
+    "this creature",
+    "this card",
+    "this spell",
+    "this permanent",
+    "this artifact",
+    "this enchantment",
+    "this land",
+    "this planeswalker",
+    "this battle",
+    "this token",
+)
 _IT = re.compile(r"\bit\b(?!')")  # "it", not "it's" (a contraction, not a reference)
 _WORD = re.compile(r"[\w\u00a7{}+/']+")
 # Words too common in rulings to say anything about what two of them share.

@@ -25,8 +25,17 @@ from pipeline.limits import Limits
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["MAX_SIZE", "Client", "Download", "FetchError", "Settings", "Validators", "describe",
-           "retry_after", "user_agent"]  # fmt: skip
+__all__ = [
+    "MAX_SIZE",
+    "Client",
+    "Download",
+    "FetchError",
+    "Settings",
+    "Validators",
+    "describe",
+    "retry_after",
+    "user_agent",
+]
 
 # Statuses worth asking again: timeout, too many requests, the server's own errors.
 RETRIED = frozenset({408, 429, *range(500, 600)})
@@ -106,8 +115,10 @@ class _Attempts:
         if s.clock() >= self.deadline.at:  # the watchdog cut the request off, or time is up
             raise FetchError(self.url, f"not done within {self.deadline.what} ({reason})")
         if retry_after is not None and retry_after > s.max_wait:
-            msg = (f"{reason}, Retry-After {retry_after:g} s is over the {s.max_wait:g} s "
-                   "allowed (--max-wait): not retried")  # fmt: skip
+            msg = (
+                f"{reason}, Retry-After {retry_after:g} s is over the {s.max_wait:g} s "
+                "allowed (--max-wait): not retried"
+            )
             raise FetchError(self.url, msg)
         if self.made > s.retries:
             tries = f"{self.made} attempts" if self.made > 1 else "1 attempt"
@@ -159,8 +170,9 @@ class Client:
         with self.watchdog.watching(attempts.deadline.at):
             while True:
                 try:
-                    with self._send(url, {"Accept": accept, "Accept-Encoding": "gzip"},
-                                    attempts) as response:  # fmt: skip
+                    with self._send(
+                        url, {"Accept": accept, "Accept-Encoding": "gzip"}, attempts
+                    ) as response:
                         if response.status_code != requests.codes.ok:
                             _refuse_or_wait(response, attempts)
                             continue

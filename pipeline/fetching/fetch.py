@@ -112,8 +112,9 @@ def fetch(
     folder = RawFolder(raw)
     with Client(settings) as client:
         reports = [_source(name, getattr(upstreams, name), client, folder) for name in names]
-    return FetchReport(tuple(reports), client.requests, client.downloaded,
-                       time.monotonic() - started)  # fmt: skip
+    return FetchReport(
+        tuple(reports), client.requests, client.downloaded, time.monotonic() - started
+    )
 
 
 def _source(name: str, upstream: str, client: Client, folder: RawFolder) -> SourceReport:
@@ -162,8 +163,9 @@ def fetch_file(job: Job, client: Client, folder: RawFolder) -> Fetched:
     cap = (s.max_size[job.source], f"--{job.source}-max-size")
     try:
         with create_new(temp) as handle:
-            got = client.download(job.url, handle, accept=job.accept, validators=validators,
-                                  cap=cap)  # fmt: skip
+            got = client.download(
+                job.url, handle, accept=job.accept, validators=validators, cap=cap
+            )
             now = _now()
             if not got.modified and known is not None:
                 folder.confirm(job.path, now, extra=job.extra or known.extra)
@@ -171,8 +173,9 @@ def fetch_file(job: Job, client: Client, folder: RawFolder) -> Fetched:
             kept = "the previous file is kept" if known else "nothing stored"
             try:
                 digest = job.digest() if job.digest is not None else None
-                checked = verify(handle, job.path, sha256=digest, size=got.expected,
-                                 limits=s.limits)  # fmt: skip
+                checked = verify(
+                    handle, job.path, sha256=digest, size=got.expected, limits=s.limits
+                )
             except VerifyError as exc:
                 raise FetchError(job.url, f"refused: {exc}; {kept}") from exc
             if not same_file(handle, temp):
@@ -183,8 +186,19 @@ def fetch_file(job: Job, client: Client, folder: RawFolder) -> Fetched:
                 # The same bytes under new validators: the file stays, untouched.
                 folder.confirm(job.path, now, etag=etag, last_modified=modified, extra=job.extra)
                 return Fetched(job.path, job.url, changed=False, size=checked.size)
-            entry = Entry(job.path, job.source, job.item, job.url, etag, modified, checked.size,
-                          checked.sha256, now, now, dict(job.extra))  # fmt: skip
+            entry = Entry(
+                job.path,
+                job.source,
+                job.item,
+                job.url,
+                etag,
+                modified,
+                checked.size,
+                checked.sha256,
+                now,
+                now,
+                dict(job.extra),
+            )
             old = folder.place(temp, entry)
             return Fetched(
                 job.path, job.url, changed=True, size=checked.size, superseded=tuple(old)

@@ -180,8 +180,11 @@ class RawFolder:
         manifest is made first, so that one it cannot update stops before anything moves.
         """
         same = (entry.source, entry.item)
-        old = [e.path for e in self.entries.values()
-               if (e.source, e.item) == same and e.path != entry.path]  # fmt: skip
+        old = [
+            e.path
+            for e in self.entries.values()
+            if (e.source, e.item) == same and e.path != entry.path
+        ]
         manifest = self.root / MANIFEST_NAME
         rows = manifest_bytes(manifest, {entry.path: entry.fetched_at}, set(old))
         temp.replace(self.root / entry.path)

@@ -60,6 +60,8 @@ def _link(entry: dict[str, object], kind: str, index: str) -> tuple[str, str]:
         link = urljoin(index, old)
         return link, ".json.gz" if urlsplit(link).path.endswith(".gz") else ".json"
     keys = ", ".join(sorted(entry))
-    msg = (f"bulk-data entry {kind!r} has neither jsonl_download_uri nor download_uri "
-           f"(its keys: {keys})")  # fmt: skip
+    msg = (
+        f"bulk-data entry {kind!r} has neither jsonl_download_uri nor download_uri "
+        f"(its keys: {keys})"
+    )
     raise FetchError(index, msg)

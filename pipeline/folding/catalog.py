@@ -136,8 +136,11 @@ def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, l
         warnings += unresolved(table, shared)
         table = _inferred(table, catalog, warnings)
         cards = {c for c in table["card"].to_pylist() if c}
-        english = {c: catalog.english[card_key(c)] for c in cards
-                   if c not in catalog.names and card_key(c) in catalog.english}  # fmt: skip
+        english = {
+            c: catalog.english[card_key(c)]
+            for c in cards
+            if c not in catalog.names and card_key(c) in catalog.english
+        }
         table = replace_column(
             table, "card", pc.coalesce(lookup(table["card"], english), table["card"])
         )
@@ -197,8 +200,11 @@ def _inferred(table: pa.Table, catalog: Catalog, warnings: list[str]) -> pa.Tabl
     if not pc.any(unknown).as_py():
         return table
     texts: dict[str, list[str]] = defaultdict(list)
-    for path, text in zip(strings(table.filter(unknown)["source_path"]),
-                          strings(table.filter(unknown)["text"]), strict=True):  # fmt: skip
+    for path, text in zip(
+        strings(table.filter(unknown)["source_path"]),
+        strings(table.filter(unknown)["text"]),
+        strict=True,
+    ):
         texts[path].append(text)
     found: dict[str, str] = {}
     for path, verdict in sorted(infer(texts, catalog.index).items()):
@@ -239,8 +245,11 @@ def found_catalogs(paths: Sequence[Path]) -> list[tuple[str, Path]]:
         folder = given / CATALOG_FOLDER
         if not given.is_dir() or not folder.is_dir():
             continue
-        found += [(f"{CATALOG_FOLDER}/{path.name}", path) for path in sorted(folder.iterdir())
-                  if not path.name.startswith(".") and path.is_file()]  # fmt: skip
+        found += [
+            (f"{CATALOG_FOLDER}/{path.name}", path)
+            for path in sorted(folder.iterdir())
+            if not path.name.startswith(".") and path.is_file()
+        ]
     return found
 
 

@@ -68,8 +68,9 @@ def rules_by_number(rulings: pa.Table, rule_sightings: pa.Table) -> pa.Table:
     # Each sighting's text is that of the row its version-6 key (no number) named.
     old_key = [name for name in KEY if name != "rule_id"]
     plain = make_schema([RULINGS.field(name) for name in old_key])
-    ours, theirs = codes([fresh.select(old_key).cast(plain), rulings.select(old_key).cast(plain)],
-                         old_key)  # fmt: skip
+    ours, theirs = codes(
+        [fresh.select(old_key).cast(plain), rulings.select(old_key).cast(plain)], old_key
+    )
     rows = pc.index_in(ours, value_set=theirs)
     fresh = fresh.append_column(RULING_TEXT, pc.take(rulings["text"], rows).cast(pa.string()))
     kept = rulings.filter(pc.is_null(rulings["rule_id"]))

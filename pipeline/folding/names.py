@@ -90,8 +90,11 @@ def shared_names(names: pa.Table) -> dict[str, tuple[str, ...]]:
     for name, card in zip(listed(names["name"]), listed(names["card"]), strict=True):
         found.setdefault(name.casefold(), set()).add(card)
     own = {card.casefold() for cards in found.values() for card in cards}  # English names
-    return {key: tuple(sorted(cards)) for key, cards in found.items()
-            if len(cards) > 1 and key not in own}  # fmt: skip
+    return {
+        key: tuple(sorted(cards))
+        for key, cards in found.items()
+        if len(cards) > 1 and key not in own
+    }
 
 
 def unresolved(table: pa.Table, shared: Mapping[str, tuple[str, ...]]) -> list[str]:
@@ -104,9 +107,11 @@ def unresolved(table: pa.Table, shared: Mapping[str, tuple[str, ...]]) -> list[s
     origin: Any = table["card_origin"].cast(pa.string())
     titled: Any = pc.fill_null(pc.equal(origin, pa.scalar(CardOrigin.TITLE.value)), False)  # noqa: FBT003
     rows = table.select(["source_path", "card"]).filter(titled)
-    pairs = {(path, card) for path, card in zip(listed(rows["source_path"]),
-                                                  listed(rows["card"]), strict=True)
-             if card_key(card) in shared}  # fmt: skip
+    pairs = {
+        (path, card)
+        for path, card in zip(listed(rows["source_path"]), listed(rows["card"]), strict=True)
+        if card_key(card) in shared
+    }
     return [
         f"{path}: the name {card!r} stands for {len(shared[card_key(card)])} cards "
         f"({', '.join(shared[card_key(card)])}): stored as printed, no card chosen "

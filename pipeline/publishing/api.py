@@ -214,8 +214,9 @@ class Dataset:
         aliases = _aliases(version)
         connection.from_arrow(aliases).create_view("card_aliases")
         renames = bool(aliases.num_rows)
-        weighed = (store.segments_version(self.path, "rulings", base=version.base)
-                   or SCHEMA_VERSION) < IN_FORCE  # fmt: skip
+        weighed = (
+            store.segments_version(self.path, "rulings", base=version.base) or SCHEMA_VERSION
+        ) < IN_FORCE
         for name in TABLES:
             columns = ", ".join(f'"{column}"' for column in TABLES[name].names)
             if name in PARTITIONED and not store.legacy(self.path, version.base):
@@ -278,8 +279,11 @@ def _part_columns(out: Path, name: str) -> str:
     for field in TABLES[name]:
         column = f'"{field.name}"'
         if name == "changes" and field.name == "kind":
-            listed.append(f"coalesce({column}, {_KIND_OF_NUMBER}) AS kind" if field.name in
-                          present else f"{_KIND_OF_NUMBER} AS kind")  # fmt: skip
+            listed.append(
+                f"coalesce({column}, {_KIND_OF_NUMBER}) AS kind"
+                if field.name in present
+                else f"{_KIND_OF_NUMBER} AS kind"
+            )
         elif field.name in present:
             listed.append(column)
         else:
@@ -288,8 +292,13 @@ def _part_columns(out: Path, name: str) -> str:
     return ", ".join(listed)
 
 
-_SQL_TYPES = {"string": "VARCHAR", "date32[day]": "DATE", "int64": "BIGINT", "bool": "BOOLEAN",
-              "double": "DOUBLE"}  # fmt: skip
+_SQL_TYPES = {
+    "string": "VARCHAR",
+    "date32[day]": "DATE",
+    "int64": "BIGINT",
+    "bool": "BOOLEAN",
+    "double": "DOUBLE",
+}
 
 
 def _carries(out: Path) -> bool:
@@ -306,8 +315,9 @@ def _texts_of(hashes: Any, cards: Any, rulings: pa.Table) -> Any:  # noqa: ANN40
     """
     own = rulings.group_by(["text_hash", "card"], use_threads=False).aggregate([("text", "min")])
     anyone = rulings.group_by("text_hash", use_threads=False).aggregate([("text", "min")])
-    keys = [f"{h}\x00{c}" for h, c in zip(listed(own["text_hash"]), listed(own["card"]),
-                                           strict=True)]  # fmt: skip
+    keys = [
+        f"{h}\x00{c}" for h, c in zip(listed(own["text_hash"]), listed(own["card"]), strict=True)
+    ]
     mine = dict(zip(keys, strings(own["text_min"]), strict=True))
     theirs = dict(zip(strings(anyone["text_hash"]), strings(anyone["text_min"]), strict=True))
     wanted = [f"{h}\x00{c}" for h, c in zip(listed(hashes), listed(cards), strict=True)]
@@ -343,8 +353,9 @@ _BY_HASH = (
 def _aliases(version: store.Version) -> pa.Table:
     """Each translated card name the runs learned (`alias`), with its `english` name."""
     pairs = sorted(translated_names(version).items())
-    return pa.table({"alias": [a for a, _ in pairs], "english": [e for _, e in pairs]},
-                    schema=_ALIASES)  # fmt: skip
+    return pa.table(
+        {"alias": [a for a, _ in pairs], "english": [e for _, e in pairs]}, schema=_ALIASES
+    )
 
 
 _ALIASES = make_schema([pa.field("alias", pa.string()), pa.field("english", pa.string())])
@@ -369,10 +380,13 @@ def _sightings_view(
     if carries:
         kept = {*FILE_COLUMNS, PARTITION_KEY}
         taken = ", ".join(
-            f'c."{n}"' if n in kept else "c.position + c.k AS position" if n == "position"
+            f'c."{n}"'
+            if n in kept
+            else "c.position + c.k AS position"
+            if n == "position"
             else f'w."{n}"'
             for n in names
-        )  # fmt: skip
+        )
         listed = ", ".join(f'"{n}"' for n in names)
         stored = (
             f"WITH stored AS ({stored}), whole AS (SELECT * FROM stored WHERE carried IS NULL), "  # noqa: S608
@@ -383,11 +397,13 @@ def _sightings_view(
             "AND w.position = c.base_position + c.k"
         )
     columns = ", ".join(
-        f"coalesce(s.text, r.text{', h.text' if unkeyed else ''}) AS text" if column == "text"
-        else "coalesce(a.english, s.card) AS card" if column == "card" and renames
+        f"coalesce(s.text, r.text{', h.text' if unkeyed else ''}) AS text"
+        if column == "text"
+        else "coalesce(a.english, s.card) AS card"
+        if column == "card" and renames
         else f's."{column}"'
         for column in names
-    )  # fmt: skip
+    )
     aliased = " LEFT JOIN card_aliases AS a ON a.alias = s.card" if renames else ""
     same_key = " AND ".join(f"s.{part} IS NOT DISTINCT FROM r.{part}" for part in RULING_KEY)
     # The path is quoted and the rest is ours: no injection.

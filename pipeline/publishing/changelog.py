@@ -118,8 +118,10 @@ class Changeset:
             if carded < rulings:
                 parts[-1] += f", {rulings - carded} of no known card"
         if self.first_seen_rules:
-            kinds = {k: sum(n for _, kind, n in self.first_seen_rules if kind == k)
-                     for _, k, _ in self.first_seen_rules}  # fmt: skip
+            kinds = {
+                k: sum(n for _, kind, n in self.first_seen_rules if kind == k)
+                for _, k, _ in self.first_seen_rules
+            }
             shown = ", ".join(f"{n} {_KIND_WORDS.get(kind, kind)}" for kind, n in kinds.items())
             parts.append(f"{shown} first seen")
         return "; ".join(parts)
@@ -235,8 +237,15 @@ def stale_translations(
 
 def _group_order(g: Group) -> tuple[object, ...]:
     order = list(ChangeType)
-    return (g.is_rule, not g.rule_change, order.index(g.change), _card_key(g.cards[0]),
-            g.old_rule_id or g.new_rule_id or "", g.text, g.group)  # fmt: skip
+    return (
+        g.is_rule,
+        not g.rule_change,
+        order.index(g.change),
+        _card_key(g.cards[0]),
+        g.old_rule_id or g.new_rule_id or "",
+        g.text,
+        g.group,
+    )
 
 
 def _card_key(pair: tuple[str | None, str]) -> tuple[bool, str, str]:
@@ -349,9 +358,11 @@ def _explained(group: Group, rules: list[_RuleChange]) -> Group:
     if group.is_rule or not group.rule_change or date is None:
         return group
     texts = " ".join([group.old_text or "", group.new_text or "", *group.replaced])
-    links = sorted({
-        f"{r.rule_id} ({r.change}, effective {r.date})"
-        for r in rules
-        if abs(r.date - date) <= LINK_WINDOW and r.keyword.search(texts)
-    })  # fmt: skip
+    links = sorted(
+        {
+            f"{r.rule_id} ({r.change}, effective {r.date})"
+            for r in rules
+            if abs(r.date - date) <= LINK_WINDOW and r.keyword.search(texts)
+        }
+    )
     return replace(group, explained_by=tuple(links)) if links else group

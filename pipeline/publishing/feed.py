@@ -65,14 +65,16 @@ def feed(data: SiteData, threads: list[Thread], links: Links) -> dict[str, Any]:
         named = [c for c, _ in t.cards if c]
         cards = ", ".join(named[:_NAMED]) + (" and more" if len(named) > _NAMED else "")
         runs = ", ".join(map(str, t.runs))
-        entries.append(Entry(
-            id=f"urn:uuid:{uuid.uuid5(_ATOM_NAMESPACE, 'group:' + g.group)}",
-            title=f"{title(g)}: {short(g.text)}",
-            updated=_atom_time(t.updated or started[t.runs[-1]]),
-            href=f"runs/{t.runs[-1]}.html#g-{g.group}",
-            summary=f"{title(g)} on {cards or 'no known card'}, in run(s) {runs}.",
-            html=render("feed_entry.html", thread=t, links=links).strip(),
-        ))  # fmt: skip
+        entries.append(
+            Entry(
+                id=f"urn:uuid:{uuid.uuid5(_ATOM_NAMESPACE, 'group:' + g.group)}",
+                title=f"{title(g)}: {short(g.text)}",
+                updated=_atom_time(t.updated or started[t.runs[-1]]),
+                href=f"runs/{t.runs[-1]}.html#g-{g.group}",
+                summary=f"{title(g)} on {cards or 'no known card'}, in run(s) {runs}.",
+                html=render("feed_entry.html", thread=t, links=links).strip(),
+            )
+        )
     first = data.runs[0].started_at.isoformat() if data.runs else ""
     latest = data.runs[-1].started_at.date() if data.runs else dt.date(1970, 1, 1)
     newest = max((e.updated for e in entries), default=_atom_time(latest))

@@ -178,17 +178,28 @@ def render_json(cs: Changeset) -> str:
         diff = None
         if g.old_text and g.new_text and g.change is ChangeType.AMENDED:
             diff = [{"op": op, "text": t} for op, t in word_diff(g.old_text, g.new_text)]
-        groups.append({
-            "group": g.group, "change": g.change.value, "rule_change": g.rule_change,
-            "silent": g.silent, "old_text": g.old_text, "new_text": g.new_text,
-            "old_date": g.old_date and g.old_date.isoformat(),
-            "new_date": g.new_date and g.new_date.isoformat(),
-            "old_rule_id": g.old_rule_id, "new_rule_id": g.new_rule_id,
-            "similarity": g.similarity, "changes": g.changes,
-            "cards": [{"card": c, "source": s} for c, s in g.cards],
-            "explained_by": list(g.explained_by), "diff": diff, "match": g.match,
-            "replaced": list(g.replaced), "added": g.added,
-        })  # fmt: skip
+        groups.append(
+            {
+                "group": g.group,
+                "change": g.change.value,
+                "rule_change": g.rule_change,
+                "silent": g.silent,
+                "old_text": g.old_text,
+                "new_text": g.new_text,
+                "old_date": g.old_date and g.old_date.isoformat(),
+                "new_date": g.new_date and g.new_date.isoformat(),
+                "old_rule_id": g.old_rule_id,
+                "new_rule_id": g.new_rule_id,
+                "similarity": g.similarity,
+                "changes": g.changes,
+                "cards": [{"card": c, "source": s} for c, s in g.cards],
+                "explained_by": list(g.explained_by),
+                "diff": diff,
+                "match": g.match,
+                "replaced": list(g.replaced),
+                "added": g.added,
+            }
+        )
     data = {
         "runs": list(cs.runs),
         "counts": {t.value: cs.count(t) for t in ChangeType},
@@ -198,9 +209,14 @@ def render_json(cs: Changeset) -> str:
             {"source": s, "kind": k, "count": n} for s, k, n in cs.first_seen_rules
         ],
         "stale_translations": [
-            {"group": s.group, "change": s.change.value, "original": s.original, "now": s.now,
-             "translations": [{"card": c, "lang": la, "text": t} for c, la, t in s.translations]}
+            {
+                "group": s.group,
+                "change": s.change.value,
+                "original": s.original,
+                "now": s.now,
+                "translations": [{"card": c, "lang": la, "text": t} for c, la, t in s.translations],
+            }
             for s in cs.stale
         ],
-    }  # fmt: skip
+    }
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"

@@ -28,8 +28,11 @@ def render_html(cs: Changeset, links: Links = NO_LINKS) -> str:
     cards = sorted({c for g in cs.groups for c, _ in g.cards if c})
     langs = sorted({g.lang for g in cs.groups if g.lang})
     changes = [t.value for t in ChangeType if any(g.change is t for g in cs.groups)]
-    filters = [("f-card", "Card", cards), ("f-lang", "Language", langs),
-               ("f-change", "Change", changes)]  # fmt: skip
+    filters = [
+        ("f-card", "Card", cards),
+        ("f-lang", "Language", langs),
+        ("f-change", "Change", changes),
+    ]
     return render(
         "changelog.html",
         cs=cs,
@@ -100,8 +103,14 @@ def timeline(cs: Changeset) -> Timeline | None:
         height = _BAR_HEIGHT * months.get(label, 0) / top
         x = 40 + n * width
         bars.append(
-            Bar(f"{x:.1f}", f"{10 + _BAR_HEIGHT - height:.1f}", f"{max(width - 1, 1):.1f}",
-                f"{height:.1f}", label, months.get(label, 0),
-                len(span) <= _LABEL_EVERY_MONTH or label.endswith("-01"))
-        )  # fmt: skip
+            Bar(
+                f"{x:.1f}",
+                f"{10 + _BAR_HEIGHT - height:.1f}",
+                f"{max(width - 1, 1):.1f}",
+                f"{height:.1f}",
+                label,
+                months.get(label, 0),
+                len(span) <= _LABEL_EVERY_MONTH or label.endswith("-01"),
+            )
+        )
     return Timeline(tuple(bars), top)

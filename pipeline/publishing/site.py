@@ -120,8 +120,10 @@ def _check_folder(folder: Path, out: Path) -> None:
     if folder.is_dir() and not (folder / MANIFEST).exists():
         others = [p.name for p in folder.iterdir() if p.name != LOCK]
         if others:
-            msg = (f"{shown}: holds files `pipeline site` did not write (no {MANIFEST}); "
-                   "give -o a new or empty folder")  # fmt: skip
+            msg = (
+                f"{shown}: holds files `pipeline site` did not write (no {MANIFEST}); "
+                "give -o a new or empty folder"
+            )
             raise UsageError(msg)
 
 
@@ -170,36 +172,58 @@ class _Build:
         for run in data.runs:
             cs = run.changeset
             summaries[run.run] = summary(cs)
-            self._page(f"runs/{run.run}.html", "run.html", root="../", links=links, run=run,
-                       counts=summaries[run.run], bars=timeline(cs))  # fmt: skip
+            self._page(
+                f"runs/{run.run}.html",
+                "run.html",
+                root="../",
+                links=links,
+                run=run,
+                counts=summaries[run.run],
+                bars=timeline(cs),
+            )
         self._page("runs/index.html", "runs.html", root="../", runs=data.runs, summaries=summaries)
         rules = [(r, short(t)) for r, t in data.rules.items()]
         self._page("rules/index.html", "rules.html", root="../", rules=rules, files=data.rule_files)
         threads = newest(data.threads.values(), data)
         langs = sorted({lang for c in data.cards for lang in c.langs})
         latest = data.runs[-1] if data.runs else None
-        self._page("index.html", "index.html", root="", links=SiteLinks(data, ""),
-                   cards=data.cards, langs=langs, threads=threads[:LATEST], runs=data.runs,
-                   latest=latest, rules=len(data.rules))  # fmt: skip
+        self._page(
+            "index.html",
+            "index.html",
+            root="",
+            links=SiteLinks(data, ""),
+            cards=data.cards,
+            langs=langs,
+            threads=threads[:LATEST],
+            runs=data.runs,
+            latest=latest,
+            rules=len(data.rules),
+        )
         self._page(
             "feed.xml", "feed.xml", feed=feed(data, threads[:FEED_ENTRIES], SiteLinks(data, ""))
         )
         self._file("assets/site.css", _asset("site.css"))
         removed = self._remove_stale()
         manifest = {
-            "format": _FORMAT, "generator": generator(), "last_run": data.version.last_run,
+            "format": _FORMAT,
+            "generator": generator(),
+            "last_run": data.version.last_run,
             "dataset": _identity(data, data.version.last_run),
             "pages": dict(sorted(self.pages.items())),
-        }  # fmt: skip
+        }
         self._write(
             MANIFEST, json.dumps(manifest, indent=0, sort_keys=True).encode("utf-8") + b"\n"
         )
         return SiteReport(
-            self.folder, len(self.pages), self.rendered,
+            self.folder,
+            len(self.pages),
+            self.rendered,
             tuple(w for w in self.written if w != MANIFEST),
-            removed, sum(int(p[2]) for p in self.pages.values()), self.full,
+            removed,
+            sum(int(p[2]) for p in self.pages.values()),
+            self.full,
             tuple(self.warnings),
-        )  # fmt: skip
+        )
 
     def _warn(self, error: UnsafePathError, outcome: str) -> None:
         self.warnings[f"page {error}; {outcome}"] = None
@@ -246,8 +270,13 @@ class _Build:
         links = SiteLinks(data, "../")
         for rule in sorted(todo, key=rule_order):
             path, context = todo[rule]
-            record = rule_page(data, rule, histories.get(rule, []), changes.get(rule, []),
-                               tuple(citing.get(rule, ())))  # fmt: skip
+            record = rule_page(
+                data,
+                rule,
+                histories.get(rule, []),
+                changes.get(rule, []),
+                tuple(citing.get(rule, ())),
+            )
             self._recorded(path, context, record, "rule.html", root="../", page=record, links=links)
 
     def _recorded(

@@ -261,12 +261,20 @@ def _runs(
         cs = changeset(part, [r["run"]], titles, langs, rules_changed, kinds=kinds)
         if translations:
             cs = replace(cs, stale=stale_translations(part, linked, texts))
-        runs.append(Run(
-            run=r["run"], started_at=r["started_at"], status=r["status"],
-            files_read=r["files_read"], files_skipped=r["files_skipped"],
-            files_rejected=r["files_rejected"], rulings_read=r["rulings_read"],
-            new_keys=r["new_keys"], inputs=tuple(r["inputs"]), changeset=cs,
-        ))  # fmt: skip
+        runs.append(
+            Run(
+                run=r["run"],
+                started_at=r["started_at"],
+                status=r["status"],
+                files_read=r["files_read"],
+                files_skipped=r["files_skipped"],
+                files_rejected=r["files_rejected"],
+                rulings_read=r["rulings_read"],
+                new_keys=r["new_keys"],
+                inputs=tuple(r["inputs"]),
+                changeset=cs,
+            )
+        )
     return runs
 
 

@@ -151,8 +151,9 @@ def _holds(parent: int, name: str, content: bytes) -> bool:
     if not stat.S_ISREG(found.st_mode) or found.st_size != len(content):
         return False
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     dir_fd=parent)  # fmt: skip
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent
+        )
     except OSError:
         return False
     with os.fdopen(fd, "rb") as file:

@@ -124,12 +124,17 @@ def card_context(data: SiteData, name: str) -> str:
     """
     threads = [data.threads[g] for g in data.card_threads.get(name, ())]
     linked = sorted({c for t in threads for c, _ in t.cards if c})
-    return page_digest((
-        data.slug_of.get(name), data.freshness.get(name), sorted(data.in_force.get(name, ()),
-            key=repr), data.translations.get(name),
-        threads, [(c, data.slug_of.get(c)) for c in linked],
-        [(r, r in data.rules) for r in data.cited.get(name, ())],
-    ))  # fmt: skip
+    return page_digest(
+        (
+            data.slug_of.get(name),
+            data.freshness.get(name),
+            sorted(data.in_force.get(name, ()), key=repr),
+            data.translations.get(name),
+            threads,
+            [(c, data.slug_of.get(c)) for c in linked],
+            [(r, r in data.rules) for r in data.cited.get(name, ())],
+        )
+    )
 
 
 def card_page(
@@ -156,8 +161,10 @@ def card_page(
             translated.append(_translated(entry, lang, linked[entry.text_hash], data, fates))
         else:
             current[entry.text_hash].append(entry)
-    rulings = [_current(held, langs.get((name, h), "und"), freshest, in_force)
-               for h, held in current.items()]  # fmt: skip
+    rulings = [
+        _current(held, langs.get((name, h), "und"), freshest, in_force)
+        for h, held in current.items()
+    ]
     rulings.sort(key=lambda c: (not c.fresh, c.date or _NO_DATE, c.text))
     earlier = _one_per_ruling(earlier)
     earlier.sort(key=lambda e: (e.source, e.text, e.date or _NO_DATE))
@@ -172,9 +179,17 @@ def card_page(
         *((c, data.slug_of.get(c)) for c in others),
         *((r, data.rule_files.get(r)) for r in cited),
     )
-    return CardPage(name, data.slug_of[name], sources, tuple(rulings), tuple(earlier), threads,
-                    tuple(sorted(translated, key=lambda t: (t.lang, t.date or _NO_DATE, t.text))),
-                    cited, links)  # fmt: skip
+    return CardPage(
+        name,
+        data.slug_of[name],
+        sources,
+        tuple(rulings),
+        tuple(earlier),
+        threads,
+        tuple(sorted(translated, key=lambda t: (t.lang, t.date or _NO_DATE, t.text))),
+        cited,
+        links,
+    )
 
 
 def _current(
@@ -193,8 +208,9 @@ def _current(
     shown = max(fresh or held, key=lambda e: (e.as_of or _NO_DATE, e.effective_date or _NO_DATE))
     first = min(held, key=lambda e: (e.as_of or _NO_DATE, e.appeared))
     now = any((e.text_hash, e.effective_date) in in_force for e in held)
-    return Current(shown.text, lang, shown.effective_date, tuple(by_source), now,
-                   first.as_of, first.appeared)  # fmt: skip
+    return Current(
+        shown.text, lang, shown.effective_date, tuple(by_source), now, first.as_of, first.appeared
+    )
 
 
 def _earlier(
@@ -202,10 +218,11 @@ def _earlier(
 ) -> Earlier:
     """A gone version, with the change that ended it (the run it went in, else the first)."""
     ends = [
-        e for e in events
+        e
+        for e in events
         if (e["source"], e["old_text_hash"], e["old_date"])
         == (entry.source, entry.text_hash, entry.effective_date)
-    ]  # fmt: skip
+    ]
     end = next((e for e in ends if e["run"] == entry.disappeared), ends[0] if ends else None)
     fate, now, now_date = "gone", None, None
     if end is not None:
@@ -213,9 +230,20 @@ def _earlier(
         now = end["new_text"]
         if end["change"] == ChangeType.REMOVED.value and end["replaced_by"]:
             fate, now = "replaced", texts.get(end["replaced_by"])
-    return Earlier(entry.text, lang, entry.effective_date, entry.source, entry.as_of,
-                   entry.appeared, entry.gone_as_of, entry.disappeared or 0, fate, now,
-                   now_date, entry.text_hash)  # fmt: skip
+    return Earlier(
+        entry.text,
+        lang,
+        entry.effective_date,
+        entry.source,
+        entry.as_of,
+        entry.appeared,
+        entry.gone_as_of,
+        entry.disappeared or 0,
+        fate,
+        now,
+        now_date,
+        entry.text_hash,
+    )
 
 
 def _one_per_ruling(earlier: list[Earlier]) -> list[Earlier]:
@@ -242,10 +270,15 @@ def _translated(
     fate = None
     if original is not None and link["original_current"] is False:
         fate = fates.get(original, "not current")
-    return Translated(entry.text, lang if lang != "und" else link["lang"], entry.source,
-                      entry.effective_date, data.texts.get(original) if original else None,
-                      None if original is None else bool(link["original_current"]),
-                      fate)  # fmt: skip
+    return Translated(
+        entry.text,
+        lang if lang != "und" else link["lang"],
+        entry.source,
+        entry.effective_date,
+        data.texts.get(original) if original else None,
+        None if original is None else bool(link["original_current"]),
+        fate,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,14 +323,18 @@ class RulePage:
 def rule_context(data: SiteData, rule_id: str, citing: tuple[str, ...]) -> str:
     """A digest of what a rule's page takes from outside the rules' own history."""
     explains = explaining(data, rule_id)
-    return page_digest((data.rule_files.get(rule_id), explains,
-                        [(c, data.slug_of.get(c)) for c in citing]))  # fmt: skip
+    return page_digest(
+        (data.rule_files.get(rule_id), explains, [(c, data.slug_of.get(c)) for c in citing])
+    )
 
 
 def explaining(data: SiteData, rule_id: str) -> tuple[Thread, ...]:
     """The rule-change groups of card rulings a change of RULE_ID explains."""
-    found = [t for t in data.threads.values()
-             if any(e.split(" ", 1)[0] == rule_id for e in t.group.explained_by)]  # fmt: skip
+    found = [
+        t
+        for t in data.threads.values()
+        if any(e.split(" ", 1)[0] == rule_id for e in t.group.explained_by)
+    ]
     return tuple(sorted(found, key=lambda t: (t.updated or _NO_DATE, t.group.group), reverse=True))
 
 
@@ -309,15 +346,25 @@ def rule_page(
     citing: tuple[str, ...],
 ) -> RulePage:
     """The record of rule RULE_ID's page, from its HISTORY, its CHANGES and the cards CITING it."""
-    amended = {(r["new_text_hash"], r["run"]): r["old_text"] for r in changes
-               if r["change"] == ChangeType.AMENDED.value
-               and r["new_rule_id"] == rule_id}  # fmt: skip
+    amended = {
+        (r["new_text_hash"], r["run"]): r["old_text"]
+        for r in changes
+        if r["change"] == ChangeType.AMENDED.value and r["new_rule_id"] == rule_id
+    }
     versions = [
-        RuleVersion(entry.text, amended.get((entry.text_hash, entry.appeared)),
-                    entry.effective_date, entry.source, entry.as_of, entry.appeared,
-                    entry.gone_as_of, entry.disappeared, entry.disappeared is None)
+        RuleVersion(
+            entry.text,
+            amended.get((entry.text_hash, entry.appeared)),
+            entry.effective_date,
+            entry.source,
+            entry.as_of,
+            entry.appeared,
+            entry.gone_as_of,
+            entry.disappeared,
+            entry.disappeared is None,
+        )
         for entry in history
-    ]  # fmt: skip
+    ]
     events = []
     for row in changes:
         what, other = row["change"], None
@@ -334,8 +381,16 @@ def rule_page(
         *((r, data.rule_files.get(r)) for r in linked),
         *((c, data.slug_of.get(c)) for c in citing),
     )
-    return RulePage(rule_id, title, section if section != rule_id else None, tuple(versions),
-                    tuple(events), explains, citing, links)  # fmt: skip
+    return RulePage(
+        rule_id,
+        title,
+        section if section != rule_id else None,
+        tuple(versions),
+        tuple(events),
+        explains,
+        citing,
+        links,
+    )
 
 
 def _section(rule_id: str) -> str | None:

@@ -86,8 +86,10 @@ def needed_texts(
 
 def languages_of(rulings: pa.Table, events: pa.Table) -> pa.Table:
     """The rulings whose texts EVENTS name: what the changesets' languages are looked up in."""
-    hashes = {*strings(events["old_text_hash"].drop_null()),
-              *strings(events["new_text_hash"].drop_null())}  # fmt: skip
+    hashes = {
+        *strings(events["old_text_hash"].drop_null()),
+        *strings(events["new_text_hash"].drop_null()),
+    }
     picked = pa.array(sorted(hashes), pa.string())
     return rulings.filter(pc.is_in(text_column(rulings, "text_hash"), value_set=picked))
 

@@ -28,8 +28,19 @@ _RESERVED = frozenset(
     {"con", "prn", "aux", "nul", *(f"com{n}" for n in range(10)), *(f"lpt{n}" for n in range(10))}
 )
 # Letters that NFKD does not take apart into an ASCII letter and marks (U+0131 is the dotless i).
-_SPELLED = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "ß": "ss", "ð": "d", "þ": "th",
-                          "ł": "l", "đ": "d", "\u0131": "i"})  # fmt: skip
+_SPELLED = str.maketrans(
+    {
+        "æ": "ae",
+        "œ": "oe",
+        "ø": "o",
+        "ß": "ss",
+        "ð": "d",
+        "þ": "th",
+        "ł": "l",
+        "đ": "d",
+        "\u0131": "i",
+    }
+)
 
 
 def readable(name: str) -> str:

@@ -39,15 +39,24 @@ def dataset_stats(out: Path) -> dict[str, Any]:
     )
     return {
         "runs": len(runs),
-        "last_run": None if last is None else {
-            "run": last["run"], "started_at": last["started_at"].isoformat(),
-            "files_read": last["files_read"], "files_skipped": last["files_skipped"],
-            "files_rejected": last["files_rejected"], "rulings_read": last["rulings_read"],
+        "last_run": None
+        if last is None
+        else {
+            "run": last["run"],
+            "started_at": last["started_at"].isoformat(),
+            "files_read": last["files_read"],
+            "files_skipped": last["files_skipped"],
+            "files_rejected": last["files_rejected"],
+            "rulings_read": last["rulings_read"],
             "new_keys": last["new_keys"],
         },
         "cards": len({c for c in rulings["card"].to_pylist() if c}),
-        "rulings": {"current": current.num_rows, "stale_source": carried - current.num_rows,
-                    "historical": rulings.num_rows - carried, "total": rulings.num_rows},
+        "rulings": {
+            "current": current.num_rows,
+            "stale_source": carried - current.num_rows,
+            "historical": rulings.num_rows - carried,
+            "total": rulings.num_rows,
+        },
         "sightings": sum(by_source.values()),
         "by_lang": _counts(rulings, current, "lang"),
         "by_kind": _counts(rulings, current, "kind"),
@@ -55,7 +64,7 @@ def dataset_stats(out: Path) -> dict[str, Any]:
         "rejected_last_run": [
             {"path": r["source_path"], "reason": r["reason"]} for r in rejected.to_pylist()
         ],
-    }  # fmt: skip
+    }
 
 
 def _counts(rulings: Any, current: Any, column: str) -> dict[str, dict[str, int]]:  # noqa: ANN401

@@ -140,10 +140,17 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.globals.update(
-        TITLES=TITLES, ChangeType=ChangeType, word_diff=word_diff, paired=paired, cited=cited,
-        heading=heading, moved=moved, card_names=card_names, kind_words=kind_words,
+        TITLES=TITLES,
+        ChangeType=ChangeType,
+        word_diff=word_diff,
+        paired=paired,
+        cited=cited,
+        heading=heading,
+        moved=moved,
+        card_names=card_names,
+        kind_words=kind_words,
         linked=linked,
-    )  # fmt: skip
+    )
     env.filters["xml_text"] = xml_text
     return env
 

@@ -73,8 +73,11 @@ def date_in_path(path: str, *, today: dt.date) -> dt.date | None:
     calendar date or lies out of bounds (`TSP-12345678.json`, `20991231`) is passed over.
     """
     for match in reversed(list(_PATH_DATE.finditer(path))):
-        y, m, d = (match["y"], match["m"], match["d"]) if match["y"] else (
-            match["cy"], match["cm"], match["cd"])  # fmt: skip
+        y, m, d = (
+            (match["y"], match["m"], match["d"])
+            if match["y"]
+            else (match["cy"], match["cm"], match["cd"])
+        )
         try:
             found = dt.date(int(y), int(m), int(d))
         except ValueError:

@@ -59,8 +59,9 @@ def documents(
             return compressed.inflate(kind, source.stream(), name, source.size, limits)
 
         plain = compressed.plain_name(name, kind)
-        yield _document(name, plain=plain, sha=source.sha256, opener=opener, hints=hints,
-                        limits=limits)  # fmt: skip
+        yield _document(
+            name, plain=plain, sha=source.sha256, opener=opener, hints=hints, limits=limits
+        )
 
 
 def _plain(source: Source, head: bytes, hints: SourceHints, limits: Limits) -> RawDocument:
@@ -71,8 +72,14 @@ def _plain(source: Source, head: bytes, hints: SourceHints, limits: Limits) -> R
     """
     json = is_json(head)
     if source.size > min(_WHOLE, limits.memory) and json:
-        return _streamed(source.name, plain="", sha=source.sha256, opener=source.stream,
-                         hints=hints, limits=limits)  # fmt: skip
+        return _streamed(
+            source.name,
+            plain="",
+            sha=source.sha256,
+            opener=source.stream,
+            hints=hints,
+            limits=limits,
+        )
     if not json and source.size > limits.text:
         found = f"a text file of {source.size:,} bytes (text is read whole)"
         raise InputError(source.name, over("text", found, limits.text))
@@ -110,8 +117,7 @@ def _document(
         return _streamed(path, plain=plain, sha=sha, opener=opener, hints=hints, limits=limits)
     # Text is small (a dump, a rules release) and its parsers need it whole: up to the caps.
     with _held_in_memory(path, limits):
-        return read.to_document(path, _whole(opener, path, limits), hints, limits, sha,
-                                plain=plain)  # fmt: skip
+        return read.to_document(path, _whole(opener, path, limits), hints, limits, sha, plain=plain)
 
 
 def _streamed(

@@ -259,8 +259,9 @@ def opened(file: InputFile, root: Path) -> Source:
     once read (Source.check_unchanged).
     """
     listed = None if file.size is None or file.mtime_ns is None else (file.size, file.mtime_ns)
-    return Source(file.path, file.name, link=file.link, root=root, listed=listed,
-                  problem=file.problem)  # fmt: skip
+    return Source(
+        file.path, file.name, link=file.link, root=root, listed=listed, problem=file.problem
+    )
 
 
 def sha256_file(file: InputFile, root: Path) -> str:

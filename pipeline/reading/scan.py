@@ -140,8 +140,9 @@ def _scan(job: ScanJob) -> tuple[ScanResult, list[list[Sighting] | pa.Table]]:
     source = None
     try:
         with budget(limits, name), documents.opened(job.file, job.root) as source:
-            results.extend(_read(job, doc) for doc in documents.documents(source, job.hints,
-                                                                          limits))  # fmt: skip
+            results.extend(
+                _read(job, doc) for doc in documents.documents(source, job.hints, limits)
+            )
             source.check_unchanged()  # a file still being written is read again next run
     except InputError as exc:
         sha = source.known_sha256 if source is not None else None
@@ -173,8 +174,7 @@ def _read(job: ScanJob, doc: RawDocument | InputError) -> _Read:
     """
     context, limits = job.context, job.limits
     if isinstance(doc, InputError):
-        report = FileReport(doc.path, None, FileStatus.REJECTED, reason=doc.reason,
-                            context=context)  # fmt: skip
+        report = FileReport(doc.path, None, FileStatus.REJECTED, reason=doc.reason, context=context)
         return _Read(report)
     name, sha = doc.path, doc.sha256
     found: list[list[Sighting] | pa.Table] = []
@@ -231,8 +231,7 @@ def _read(job: ScanJob, doc: RawDocument | InputError) -> _Read:
 def out_of_memory(job: ScanJob, sha: str | None = None) -> ScanResult:
     """The result of a file whose reading raised MemoryError: rejected, naming the budget."""
     reason = over("memory", "reading needed more memory than its budget", job.limits.memory)
-    report = FileReport(job.file.name, sha, FileStatus.REJECTED, reason=reason,
-                        context=job.context)  # fmt: skip
+    report = FileReport(job.file.name, sha, FileStatus.REJECTED, reason=reason, context=job.context)
     return ScanResult((report,))
 
 

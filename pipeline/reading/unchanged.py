@@ -29,7 +29,7 @@ def skip_unchanged(
     before is hashed and compared. A zip archive is known by its members' rows
     (`archive.zip/member`), which carry the archive's hash, size and time. Returns the
     skipped files' results by job index, and the indexes of the jobs to scan.
-    """  # fmt: skip
+    """
     stored = _stored_files(files)
     results: dict[int, ScanResult] = {}
     todo: list[int] = []
@@ -42,8 +42,9 @@ def skip_unchanged(
             continue
         sha, size, mtime_ns = known
         file = job.file
-        same = not rehash and file.size is not None and (size, mtime_ns) == (
-            file.size, file.mtime_ns)  # fmt: skip
+        same = (
+            not rehash and file.size is not None and (size, mtime_ns) == (file.size, file.mtime_ns)
+        )
         try:
             if not same and read.sha256_file(file, job.root) != sha:
                 todo.append(index)
@@ -51,8 +52,9 @@ def skip_unchanged(
         except InputError:
             todo.append(index)  # the scan reports why
             continue
-        skipped = FileReport(name, sha, FileStatus.SKIPPED, context=context,
-                             size=file.size, mtime_ns=file.mtime_ns)  # fmt: skip
+        skipped = FileReport(
+            name, sha, FileStatus.SKIPPED, context=context, size=file.size, mtime_ns=file.mtime_ns
+        )
         results[index] = ScanResult((skipped,))
     return results, todo
 

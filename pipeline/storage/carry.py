@@ -154,8 +154,13 @@ def expanded(
     range_runs = _numbers(ranges["base_run"])
     for run in sorted(set(range_runs.tolist())):
         chosen = range_runs == run
-        table, key = _expand_from(ranges.filter(pa.array(chosen)), range_order[chosen],
-                                  _base_rows(bases, run), content, run)  # fmt: skip
+        table, key = _expand_from(
+            ranges.filter(pa.array(chosen)),
+            range_order[chosen],
+            _base_rows(bases, run),
+            content,
+            run,
+        )
         pieces.append(table)
         keys.append(key)
     whole = pa.concat_tables(
@@ -271,8 +276,9 @@ def _files_worth_carrying(
     whose positions, here and in the base, are each one row's: a carried row names its
     base rows by position.
     """
-    path_codes, base_codes = (_array(c) for c in codes([new, base.select(new.column_names)],
-                                                       ["source_path"]))  # fmt: skip
+    path_codes, base_codes = (
+        _array(c) for c in codes([new, base.select(new.column_names)], ["source_path"])
+    )
     size = int(max(path_codes.max(initial=-1), base_codes.max(initial=-1))) + 1
     rows = np.bincount(path_codes, minlength=size)
     unmatched = np.bincount(path_codes, weights=~matched, minlength=size)

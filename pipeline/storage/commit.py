@@ -66,9 +66,19 @@ if TYPE_CHECKING:
 RETAIN_SECONDS = quiet_setting("PIPELINE_RETAIN_SECONDS", 3600)
 # Columns with few distinct values, stored dictionary-encoded.
 _DICTIONARY_COLUMNS = [
-    "card", "card_printed", "lang", "kind", "layout", "source", "source_path", "status",
-    "card_origin", "encoding", "date_printed", "source_sha256",
-]  # fmt: skip
+    "card",
+    "card_printed",
+    "lang",
+    "kind",
+    "layout",
+    "source",
+    "source_path",
+    "status",
+    "card_origin",
+    "encoding",
+    "date_printed",
+    "source_sha256",
+]
 ROW_GROUP = 100_000
 
 

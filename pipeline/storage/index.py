@@ -121,8 +121,9 @@ def load(folder: Path, out: Path, segments: Collection[int] | None = None) -> In
     if not ids or any(found is None for found in listed):
         return None
     every = {run: stat for found in listed for run, stat in (found or {}).items()}
-    unchanged = {run for run, stat in every.items()
-                 if _stat(store.part_path(out, "sightings", run)) == stat}  # fmt: skip
+    unchanged = {
+        run for run, stat in every.items() if _stat(store.part_path(out, "sightings", run)) == stat
+    }
     parts: dict[int, list[int]] = {}
     chosen = []
     for seg, found in zip(ids, listed, strict=True):
@@ -212,8 +213,11 @@ def following(
     written = {}
     for seg in sorted(touched):
         low, high = pa.scalar(seg * SPAN, pa.int64()), pa.scalar((seg + 1) * SPAN, pa.int64())
-        rows = table.filter(pc.and_(pc.greater_equal(table[PARTITION_KEY], low),
-                                    pc.less(table[PARTITION_KEY], high)))  # fmt: skip
+        rows = table.filter(
+            pc.and_(
+                pc.greater_equal(table[PARTITION_KEY], low), pc.less(table[PARTITION_KEY], high)
+            )
+        )
         held = {str(r): s for r, s in sorted(parts.items()) if _segment_of(r) == seg}
         meta = {_FORMAT_KEY: _FORMAT, _PARTS_KEY: json.dumps(held).encode()}
         written[seg] = rows.replace_schema_metadata(meta)
@@ -264,8 +268,9 @@ def _indexed(
     kept = [old.rows] if old is not None else []
     table = pa.concat_tables([schema().empty_table(), *kept, *pieces])
     if old is not None and old.runs and pieces and max(old.runs) > _first(pieces):  # re-indexed
-        table = table.take(pc.sort_indices(table, [(PARTITION_KEY, "ascending"),
-                                                   ("row", "ascending")]))  # fmt: skip
+        table = table.take(
+            pc.sort_indices(table, [(PARTITION_KEY, "ascending"), ("row", "ascending")])
+        )
     return table, parts
 
 
@@ -312,8 +317,9 @@ def cuts(index: Index, out: Path, runs: list[int], content: Content) -> tuple[pa
     held = pc.is_in(ranges["base_run"], value_set=pa.array(sorted(index.runs), pa.int64()))
     ranges = ranges.filter(pc.or_(pc.invert(held), _overlapping(ranges, kept_rows)))
     whole = _with_content(out, kept_rows)
-    kept = pa.concat_tables([whole.filter(pc.is_in(whole[PARTITION_KEY], value_set=chosen)),
-                             _as_stored(ranges)])  # fmt: skip
+    kept = pa.concat_tables(
+        [whole.filter(pc.is_in(whole[PARTITION_KEY], value_set=chosen)), _as_stored(ranges)]
+    )
     order = pc.sort_indices(kept, [(PARTITION_KEY, "ascending"), ("row", "ascending")])
     return whole.drop_columns(["row"]), kept.take(order).drop_columns(["row"])
 
@@ -328,9 +334,10 @@ def _overlapping(ranges: pa.Table, rows: pa.Table) -> Any:  # noqa: ANN401 - a b
     base = ranges.select(["base_run", "source_path"]).rename_columns([PARTITION_KEY, "source_path"])
     range_codes, row_codes = (
         c.to_numpy(zero_copy_only=False).astype(np.int64)
-        for c in codes([base, rows.select([PARTITION_KEY, "source_path"])],
-                       [PARTITION_KEY, "source_path"])
-    )  # fmt: skip
+        for c in codes(
+            [base, rows.select([PARTITION_KEY, "source_path"])], [PARTITION_KEY, "source_path"]
+        )
+    )
     keys = np.sort((row_codes << _SHIFT) + rows["position"].to_numpy(zero_copy_only=False))
     start = (range_codes << _SHIFT) + ranges["base_position"].to_numpy(zero_copy_only=False)
     stop = start + ranges["carried"].to_numpy(zero_copy_only=False)
@@ -363,8 +370,9 @@ def _as_stored(ranges: pa.Table) -> pa.Table:
     """RANGES, index rows of carried rows, as stored: every other column null."""
     schema = store.stored_schema("sightings")
     columns: list[Any] = [
-        ranges[f.name].cast(f.type) if f.name in ranges.column_names and f.name != "card"
+        ranges[f.name].cast(f.type)
+        if f.name in ranges.column_names and f.name != "card"
         else pa.nulls(ranges.num_rows, f.type)
         for f in schema
-    ]  # fmt: skip
+    ]
     return pa.table(columns, schema=schema).append_column("row", ranges["row"])

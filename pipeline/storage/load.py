@@ -33,10 +33,12 @@ class Loaded:
 
         Each segment is read whole, kept only in those columns, and let go.
         """
-        others = [seg for seg in store.segment_ids(self.base, "rulings")
-                  if seg not in self.plan.load]  # fmt: skip
-        return [store.read_segments(self.base, "rulings", [seg])[seg].select(names)
-                for seg in others]  # fmt: skip
+        others = [
+            seg for seg in store.segment_ids(self.base, "rulings") if seg not in self.plan.load
+        ]
+        return [
+            store.read_segments(self.base, "rulings", [seg])[seg].select(names) for seg in others
+        ]
 
 
 def load(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> Loaded:
@@ -49,18 +51,19 @@ def load(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> Loaded:
     layout = segments.Layout.of(store.read_layout(base))
     stored = {str(c) for held in layout.members.values() for c in held.to_pylist()}
     moved = aliases(stored, english)
-    wanted = pa.concat_arrays([
-        groups(sightings).combine_chunks(), pa.array(sorted({*moved, *moved.values()}),
-                                                     pa.string()),
-    ])  # fmt: skip
+    wanted = pa.concat_arrays(
+        [
+            groups(sightings).combine_chunks(),
+            pa.array(sorted({*moved, *moved.values()}), pa.string()),
+        ]
+    )
     chosen = segments.plan(layout, wanted)
     tables = [
         pa.concat_tables(
-            [in_memory(name).empty_table(),
-             *store.read_segments(base, name, chosen.load).values()]
+            [in_memory(name).empty_table(), *store.read_segments(base, name, chosen.load).values()]
         )
         for name in SEGMENTED
-    ]  # fmt: skip
+    ]
     if moved:
         tables = [renamed(table, english) for table in tables]
     rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))

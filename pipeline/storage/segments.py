@@ -112,8 +112,9 @@ def split(tables: Mapping[str, pa.Table], chosen: Plan) -> dict[str, dict[int, C
     sizes: dict[str, int] = {}
     for name, table in tables.items():  # rulings count; a group only state holds counts 0
         counts = pc.value_counts(groups(table))
-        for group, count in zip(counts.field("values").to_pylist(),
-                                counts.field("counts").to_pylist(), strict=True):  # fmt: skip
+        for group, count in zip(
+            counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True
+        ):
             sizes[group] = sizes.get(group, 0) + (count if name == "rulings" else 0)
     assign = _assign(sizes, chosen)
     names = list(assign)

@@ -361,10 +361,12 @@ def _with_columns(stored: pa.Table) -> pa.Table:
     """STORED, some columns of a part as stored, with the others null (the part's schema)."""
     schema = _stored_schema("sightings")
     return pa.table(
-        [stored[f.name] if f.name in stored.column_names else pa.nulls(stored.num_rows, f.type)
-         for f in schema],
+        [
+            stored[f.name] if f.name in stored.column_names else pa.nulls(stored.num_rows, f.type)
+            for f in schema
+        ],
         schema=schema,
-    )  # fmt: skip
+    )
 
 
 def _both(
@@ -423,8 +425,9 @@ class _Bases:
     def of(self, stored: pa.Table) -> dict[int, pa.Table]:
         """The base parts of STORED, a part as stored; those no longer used are let go."""
         runs = {int(r) for r in pc.unique(stored["base_run"].drop_null()).to_pylist() if r}
-        self.held = {run: self.held[run] if run in self.held else self.read(run)
-                     for run in sorted(runs)}  # fmt: skip
+        self.held = {
+            run: self.held[run] if run in self.held else self.read(run) for run in sorted(runs)
+        }
         return self.held
 
     def read(self, run: int) -> pa.Table:
@@ -519,8 +522,9 @@ def _read_file(
             if encoded:  # read straight into dictionaries, never as plain strings
                 # The footer already parsed is handed on: the file is not looked at again.
                 handle = pq.ParquetFile(source, read_dictionary=encoded, metadata=handle.metadata)
-            table = handle.read(columns=None if columns is None else
-                                [c for c in names if c in columns])  # fmt: skip
+            table = handle.read(
+                columns=None if columns is None else [c for c in names if c in columns]
+            )
     except (OSError, pa.ArrowInvalid) as exc:
         msg = f"{path}: not a readable Parquet file ({exc}); restore it from a backup"
         raise StoreError(msg) from exc
@@ -636,8 +640,10 @@ def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN40
     texts = pc.take(rulings["text"], rows).cast(pa.string())
     unkeyed = pc.and_(pc.is_null(sightings["text"]), pc.is_null(texts))
     if pc.any(unkeyed).as_py():  # rules of a dataset not yet keyed by their number
-        by_hash = pc.index_in(sightings["text_hash"].cast(pa.string()),
-                              value_set=rulings["text_hash"].cast(pa.string()))  # fmt: skip
+        by_hash = pc.index_in(
+            sightings["text_hash"].cast(pa.string()),
+            value_set=rulings["text_hash"].cast(pa.string()),
+        )
         texts = pc.coalesce(texts, pc.take(rulings["text"], by_hash).cast(pa.string()))
     return texts
 

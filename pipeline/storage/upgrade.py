@@ -56,8 +56,9 @@ def read_outdated(out: Path) -> Outdated | None:
         sightings = store.read_table(out, "sightings")
         changes = store.read_table(out, "changes")
         for name, table in (("sightings", sightings), ("changes", changes)):
-            for run in sorted({int(r) for r in pc.unique(table["run"]).to_pylist()
-                               if r is not None}):  # fmt: skip
+            for run in sorted(
+                {int(r) for r in pc.unique(table["run"]).to_pylist() if r is not None}
+            ):
                 parts[(name, run)] = table.filter(
                     pc.equal(table["run"], pa.scalar(run, pa.int64()))
                 )
@@ -76,8 +77,9 @@ def write_upgraded(out: Path, outdated: Outdated, *, rulings: pa.Table, state: p
 
     The other tables are migrated as read.
     """
-    tables = {name: store.read_table(out, name) for name in store.VERSIONED
-              if name not in SEGMENTED}  # fmt: skip
+    tables = {
+        name: store.read_table(out, name) for name in store.VERSIONED if name not in SEGMENTED
+    }
     whole = segments.plan(segments.Layout(), pa.array([], pa.string()))
     rewritten = segments.split({"rulings": rulings, "state": state}, whole)
     commit.commit(out, tables, outdated.parts, rewritten)

@@ -12,24 +12,84 @@ from pipeline.models import DateOrder
 
 _MONTHS = {
     # English
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
-    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
-    "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+    "january": 1,
+    "february": 2,
+    "march": 3,
+    "april": 4,
+    "may": 5,
+    "june": 6,
+    "july": 7,
+    "august": 8,
+    "september": 9,
+    "october": 10,
+    "november": 11,
+    "december": 12,
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "sept": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
     # German
-    "januar": 1, "jänner": 1, "februar": 2, "märz": 3, "mai": 5, "juni": 6, "juli": 7,
-    "oktober": 10, "dezember": 12,
+    "januar": 1,
+    "jänner": 1,
+    "februar": 2,
+    "märz": 3,
+    "mai": 5,
+    "juni": 6,
+    "juli": 7,
+    "oktober": 10,
+    "dezember": 12,
     # French
-    "janvier": 1, "février": 2, "mars": 3, "avril": 4, "juin": 6, "juillet": 7,
-    "août": 8, "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12,
+    "janvier": 1,
+    "février": 2,
+    "mars": 3,
+    "avril": 4,
+    "juin": 6,
+    "juillet": 7,
+    "août": 8,
+    "septembre": 9,
+    "octobre": 10,
+    "novembre": 11,
+    "décembre": 12,
     # Spanish, Italian, Portuguese
-    "enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 6, "julio": 7,
-    "agosto": 8, "septiembre": 9, "octubre": 10, "noviembre": 11, "diciembre": 12,
-    "gennaio": 1, "febbraio": 2, "aprile": 4, "maggio": 5, "giugno": 6, "luglio": 7,
-    "settembre": 9, "ottobre": 10, "dicembre": 12,
-    "janeiro": 1, "fevereiro": 2, "março": 3, "maio": 5, "junho": 6, "julho": 7,
-    "setembro": 9, "outubro": 10, "dezembro": 12,
-}  # fmt: skip
+    "enero": 1,
+    "febrero": 2,
+    "marzo": 3,
+    "abril": 4,
+    "mayo": 5,
+    "junio": 6,
+    "julio": 7,
+    "agosto": 8,
+    "septiembre": 9,
+    "octubre": 10,
+    "noviembre": 11,
+    "diciembre": 12,
+    "gennaio": 1,
+    "febbraio": 2,
+    "aprile": 4,
+    "maggio": 5,
+    "giugno": 6,
+    "luglio": 7,
+    "settembre": 9,
+    "ottobre": 10,
+    "dicembre": 12,
+    "janeiro": 1,
+    "fevereiro": 2,
+    "março": 3,
+    "maio": 5,
+    "junho": 6,
+    "julho": 7,
+    "setembro": 9,
+    "outubro": 10,
+    "dezembro": 12,
+}
 _MONTH_WORD = r"(?P<mon>[^\W\d_]{3,10})\.?"
 _PATTERNS = (
     # 2024-02-02, 2024/02/02, 2024.02.02: year first is always year-month-day.
@@ -41,9 +101,12 @@ _PATTERNS = (
     # February 2, 2024
     re.compile(_MONTH_WORD + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})"),
     # 2 February 2024, 2. Februar 2024, 2 de febrero de 2024
-    re.compile(r"(?P<d>\d{1,2})(?:\.|st|nd|rd|th|er)?\s+(?:de\s+)?" + _MONTH_WORD
-               + r"\s+(?:de\s+)?(?P<y>\d{4})"),
-)  # fmt: skip
+    re.compile(
+        r"(?P<d>\d{1,2})(?:\.|st|nd|rd|th|er)?\s+(?:de\s+)?"
+        + _MONTH_WORD
+        + r"\s+(?:de\s+)?(?P<y>\d{4})"
+    ),
+)
 _MAX_FIELD = 12
 _LONGEST = 60  # no printed date, with its surrounding space and punctuation, is longer
 _DIGIT = re.compile(r"\d")
@@ -66,8 +129,9 @@ class PrintedDate:
             use = DateOrder.DMY  # 02/02/2024 reads the same either way
         if use is None:
             return None
-        day, month = (self.first, self.second) if use is DateOrder.DMY else (
-            self.second, self.first)  # fmt: skip
+        day, month = (
+            (self.first, self.second) if use is DateOrder.DMY else (self.second, self.first)
+        )
         try:
             return dt.date(self.year, month, day)
         except ValueError:

@@ -7,10 +7,20 @@ import re
 import unicodedata
 from functools import lru_cache
 
-_QUOTES = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-})  # fmt: skip
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+    }
+)
 # str.translate looks every character up in a dict: only texts holding one of these pay that.
 _CURLY = re.compile("[" + "".join(map(chr, _QUOTES)) + "]")
 _INVISIBLE = ("\u200b", "\ufeff")  # zero-width space, byte-order mark
@@ -27,13 +37,46 @@ _GAP = re.compile(
     r"(?<![.!?:;)\"'\u201d\u2019])(?:[ \t]{2,}|[ \t]*[" + "".join(_NO_BREAK) + r"][ \t]*)(?=\S)"
 )
 
-GENERIC_TITLES = frozenset({
-    "card rulings", "rulings", "ruling", "rulings and notes", "notes", "card notes", "search",
-    "search results", "rules", "comprehensive rules", "faq", "errata", "release notes",
-    "oracle", "gatherer", "card", "cards", "untitled", "glossary", "keywords",
-    "regeln", "entscheidungen", "urteile", "hinweise", "règles", "décisions", "reglas",
-    "regole", "regras", "판정", "룰링", "규칙", "裁定", "ルール", "правила", "решения",
-})  # fmt: skip
+GENERIC_TITLES = frozenset(
+    {
+        "card rulings",
+        "rulings",
+        "ruling",
+        "rulings and notes",
+        "notes",
+        "card notes",
+        "search",
+        "search results",
+        "rules",
+        "comprehensive rules",
+        "faq",
+        "errata",
+        "release notes",
+        "oracle",
+        "gatherer",
+        "card",
+        "cards",
+        "untitled",
+        "glossary",
+        "keywords",
+        "regeln",
+        "entscheidungen",
+        "urteile",
+        "hinweise",
+        "règles",
+        "décisions",
+        "reglas",
+        "regole",
+        "regras",
+        "판정",
+        "룰링",
+        "규칙",
+        "裁定",
+        "ルール",
+        "правила",
+        "решения",
+    }
+)
 _TITLE_AFFIXES = re.compile(
     r"^(?:(?:card\s+)?rulings?\s+(?:for|of|on)\s+|rulings?:\s*)(?P<a>.+)$"
     r"|^(?P<b>.+?)\s*(?:[-\u2013\u2014:]\s*)?(?:card\s+)?rulings?$",

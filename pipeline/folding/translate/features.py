@@ -34,9 +34,17 @@ _SENTENCE_END = re.compile(r"[\u3002\uff01\uff1f]|[.!?](?=\s|$)")
 # card texts of the dev sets, MID and STX): a text of each language would be its length
 # over this in English.
 LENGTH_RATIO = {
-    "en": 1.0, "de": 1.26, "es": 1.17, "fr": 1.26, "it": 1.16, "pt": 1.15, "ru": 1.17,
-    "ja": 0.61, "ko": 0.62, "zh": 0.36,
-}  # fmt: skip
+    "en": 1.0,
+    "de": 1.26,
+    "es": 1.17,
+    "fr": 1.26,
+    "it": 1.16,
+    "pt": 1.15,
+    "ru": 1.17,
+    "ja": 0.61,
+    "ko": 0.62,
+    "zh": 0.36,
+}
 
 
 # A text's marks (marks()): each mark it holds, how many times.
@@ -211,8 +219,7 @@ def traits(text: str, lang: str) -> Traits:
     paused = _PAUSE.sub("\u2026", prepared)
     # A pause changes what a number may touch: the marks are then of the text it is in.
     pauses = split if paused == prepared else _split(paused)
-    return Traits(_words(split, lang), _anchors(split, lang), _shape(paused, lang),
-                  _marks(pauses))  # fmt: skip
+    return Traits(_words(split, lang), _anchors(split, lang), _shape(paused, lang), _marks(pauses))
 
 
 def mark_similarity(translation: Marks, english: Marks) -> float:

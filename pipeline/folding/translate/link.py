@@ -240,8 +240,9 @@ def _link_step(
         for row in sure:
             n = known[row]
             value = {i: next(scores) for i in mine[n]}
-            sure_links = [_sure(featured[row], own, value, index, min_margin=min_margin)
-                          for own in owns[n]]  # fmt: skip
+            sure_links = [
+                _sure(featured[row], own, value, index, min_margin=min_margin) for own in owns[n]
+            ]
             if None not in sure_links:
                 found[n] = [link for link in sure_links if link is not None]
         rest = [row for row, n in enumerate(known) if found[n] is None]
@@ -252,10 +253,17 @@ def _link_step(
             _, _, cards, names = texts[known[row]]
             anchors = featured[row].anchors
             found[known[row]] = [
-                decide(ranking, index, originals, min_score=min_score, min_margin=min_margin,
-                       printed=featured[row].marks, names=printed_names(anchors, card))
+                decide(
+                    ranking,
+                    index,
+                    originals,
+                    min_score=min_score,
+                    min_margin=min_margin,
+                    printed=featured[row].marks,
+                    names=printed_names(anchors, card),
+                )
                 for originals, card in zip(cards, names or [None] * len(cards), strict=True)
-            ]  # fmt: skip
+            ]
     return [
         links if links is not None else [decide(_NOTHING, index, c) for c in texts[n][2]]
         for n, links in enumerate(found)
@@ -284,9 +292,14 @@ def _sure(
         return similar_texts(i, [j for j, _ in ranked if j != i], index)
 
     chosen = choose(
-        ranked, index, own=set(own), shape=featured.shape, printed=featured.marks,
-        similar=similar, min_margin=min_margin,
-    )  # fmt: skip
+        ranked,
+        index,
+        own=set(own),
+        shape=featured.shape,
+        printed=featured.marks,
+        similar=similar,
+        min_margin=min_margin,
+    )
     if chosen is None or chosen.score < SURE_SCORE:
         return None
     return Link(*chosen[:3], "card", chosen.versions)
@@ -357,9 +370,14 @@ def decide(
     own_set = set(own)
     if printed is not None and own_set:
         chosen = choose(
-            ranked, index, own=own_set, shape=ranking.shape, printed=printed, similar=similar,
+            ranked,
+            index,
+            own=own_set,
+            shape=ranking.shape,
+            printed=printed,
+            similar=similar,
             min_margin=min_margin,
-        )  # fmt: skip
+        )
         if chosen is not None:
             return Link(*chosen[:3], "card", chosen.versions)
     if own_set & (versions | {best}):

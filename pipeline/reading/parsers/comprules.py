@@ -77,8 +77,9 @@ def parse(doc: RawDocument) -> ParsedDocument:
     ]
     if glossary_at is not None:
         for term, text in _glossary(lines[glossary_at:]):
-            rulings.append(ParsedRuling(len(rulings), text, effective, Kind.GLOSSARY,
-                                        rule_id=term, lang="en"))  # fmt: skip
+            rulings.append(
+                ParsedRuling(len(rulings), text, effective, Kind.GLOSSARY, rule_id=term, lang="en")
+            )
     return ParsedDocument(
         LAYOUT, "Comprehensive Rules", tuple(rulings), warnings, source=SOURCE, as_of=as_of
     )

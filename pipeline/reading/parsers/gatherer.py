@@ -26,16 +26,43 @@ _HEADER = re.compile(r"SubContentHeader_subtitleDisplay$")
 _STRAINED = ["span", "td"]
 _CELLS = "//td[contains(@id, '_ruling')]"
 # Elements that never hold others: they open no level.
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
-                   "param", "source", "track", "wbr"})  # fmt: skip
+_VOID = frozenset(
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    }
+)
 _TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)[^>]*?(/?)>")
 _SKIPPED = frozenset({"script", "style", "noscript", "template"})
 _HEADERS = "//span[contains(@id, 'SubContentHeader_subtitleDisplay')]"
 _WORDS = {
-    "white": "W", "blue": "U", "black": "B", "red": "R", "green": "G", "colorless": "C",
-    "variable colorless": "X", "snow": "S", "tap": "T", "untap": "Q", "energy": "E",
-    "two": "2", "phyrexian": "P", "half": "H",
-}  # fmt: skip
+    "white": "W",
+    "blue": "U",
+    "black": "B",
+    "red": "R",
+    "green": "G",
+    "colorless": "C",
+    "variable colorless": "X",
+    "snow": "S",
+    "tap": "T",
+    "untap": "Q",
+    "energy": "E",
+    "two": "2",
+    "phyrexian": "P",
+    "half": "H",
+}
 
 
 def detect(doc: RawDocument) -> bool:
@@ -97,8 +124,15 @@ def parse(doc: RawDocument) -> ParsedDocument:
             continue
         date = parts.get("Date", "").strip() or None
         rulings.append(ParsedRuling(len(rulings), text, date, Kind.RULING, card=card))
-    return ParsedDocument(LAYOUT, card, tuple(rulings), problems,
-                          date_order=DateOrder.MDY, source=SOURCE, may_be_empty=True)  # fmt: skip
+    return ParsedDocument(
+        LAYOUT,
+        card,
+        tuple(rulings),
+        problems,
+        date_order=DateOrder.MDY,
+        source=SOURCE,
+        may_be_empty=True,
+    )
 
 
 Cells = tuple[list[tuple[str, str]], list[str]]  # ((cell id, text)...), (card headers)
@@ -183,8 +217,9 @@ def _tag_text(cell: Tag) -> str:
     """A BeautifulSoup cell's text, with symbol images as tokens and links as their text."""
     for img in cell.find_all("img"):
         alt, src = img.get("alt"), img.get("src")
-        img.replace_with(symbol(alt if isinstance(alt, str) else None,
-                                src if isinstance(src, str) else None))  # fmt: skip
+        img.replace_with(
+            symbol(alt if isinstance(alt, str) else None, src if isinstance(src, str) else None)
+        )
     for br in cell.find_all("br"):
         br.replace_with(" ")
     for code in cell.find_all(list(_SKIPPED)):

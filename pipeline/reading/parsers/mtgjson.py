@@ -328,5 +328,13 @@ def _rulings(
                 warnings.append(f"{name}: a ruling without text is skipped")
                 continue
             code = card.get("setCode")
-            yield ParsedRuling(0, text, when, Kind.RULING, name, oracle_id(card), lang="en",
-                               set_code=code if isinstance(code, str) else None)  # fmt: skip
+            yield ParsedRuling(
+                0,
+                text,
+                when,
+                Kind.RULING,
+                name,
+                oracle_id(card),
+                lang="en",
+                set_code=code if isinstance(code, str) else None,
+            )
