@@ -94,7 +94,7 @@ def render_stats(figures: dict[str, Any]) -> str:
     for title, key in (("by language", "by_lang"), ("by kind", "by_kind")):
         lines.append(f"{title}:")
         lines += [
-            f"  {name:<16}{n['current']:>8} current {n['total']:>8} total"
+            f"  {name:<16}{n['current']:>8} in force {n['total']:>8} total"
             for name, n in figures[key].items()
         ]
     lines.append("by source (sightings):")
