@@ -257,3 +257,34 @@ def test_a_folder_where_no_lock_can_be_made_is_no_busy_dataset(raw_copy: Path) -
     with pytest.raises(StoreError, match=r"^/proc: cannot make the dataset's writer lock") as info:
         ingest([raw_copy], out=Path("/proc"))
     assert not isinstance(info.value, LockBusyError)
+
+
+def test_a_copy_without_its_hidden_versions_is_refused_not_emptied(
+    raw_copy: Path, out: Path
+) -> None:
+    """`cp -r normalized/* copy/` leaves links to nothing: the next run refuses, losing nothing.
+
+    Adopted, the copy would have had empty tables, and every run's parts removed.
+    """
+    ingest([raw_copy], out=out)
+    copy = out.parent / "copy"
+    shutil.copytree(out, copy, symlinks=True, ignore=shutil.ignore_patterns(".*"))
+    parts = sorted(p.relative_to(copy) for p in copy.rglob("part-0.parquet"))
+    assert parts
+    (raw_copy / "new.txt").write_text("Card\n\n2024-05-05\n\nNew.\n", encoding="utf-8")
+    with pytest.raises(StoreError, match=r"link to a version that is not there .*cp -a"):
+        ingest([raw_copy], out=copy)
+    assert sorted(p.relative_to(copy) for p in copy.rglob("part-0.parquet")) == parts
+    for link in ("rulings", "runs.parquet"):  # what was copied is left as it was
+        assert (copy / link).is_symlink()
+    assert not (copy / store.VERSIONS).exists()
+
+
+def test_parts_of_runs_no_table_records_are_not_adopted(raw_copy: Path, out: Path) -> None:
+    """Plain tables beside parts of a run their runs.parquet lacks: refused, nothing removed."""
+    ingest([raw_copy], out=out)
+    plain = out.parent / "plain"
+    shutil.copytree(out / "sightings", plain / "sightings")
+    with pytest.raises(StoreError, match=r"sightings/ holds the parts of runs 1, which no runs"):
+        ingest([raw_copy], out=plain)
+    assert store.part_runs(plain, "sightings") == [1]

@@ -272,7 +272,42 @@ def _initialise(out: Path) -> Path:
             if not (in_force / f"{name}.parquet").exists() and not (in_force / name).is_dir():
                 return _adopt(out, in_force)
         return in_force
+    _check_adoptable(out)
     return _adopt(out, out)
+
+
+def _check_adoptable(out: Path) -> None:
+    """Refuse to adopt OUT if that would lose what it holds (a StoreError naming why).
+
+    A copy made without the hidden `.current` and `.versions` (`cp -r normalized/*`) keeps
+    the tables' links, leading nowhere, and the runs' parts: adopted, its tables would be
+    empty, and the parts of every run they do not know would be removed as a crashed
+    commit's. Nothing is written.
+    """
+    entries = [*(f"{name}.parquet" for name in TABLES), *SEGMENTED, CURRENT]
+    dangling = sorted(e for e in entries if (out / e).is_symlink() and not (out / e).exists())
+    if dangling:
+        msg = (
+            f"{out}: {', '.join(dangling)} link to a version that is not there (a copy made "
+            f"without the hidden {CURRENT} and {VERSIONS}?): nothing written; copy the "
+            "dataset with its links (cp -a) or restore them"
+        )
+        raise StoreError(msg)
+    runs = out / "runs.parquet"
+    known = (
+        set(pq.read_table(runs, columns=[PARTITION_KEY])[PARTITION_KEY].to_pylist())
+        if (runs.is_file())
+        else set()
+    )
+    for name in PARTITIONED:
+        unknown = sorted(set(part_runs(out, name)) - known)
+        if unknown:
+            msg = (
+                f"{out}: {name}/ holds the parts of runs {', '.join(map(str, unknown))}, "
+                "which no runs.parquet here records: nothing written, nothing removed; "
+                "restore the dataset's runs.parquet or its hidden versions"
+            )
+            raise StoreError(msg)
 
 
 def _adopt(out: Path, folder: Path) -> Path:
