@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import kept
+from pipeline.columns import kept, true_count
 from pipeline.diffing.history import (
     is_rule_change,
     late_warnings,
@@ -297,7 +297,7 @@ def ingest(
             tables = {name: store.read_table(out, name) for name in store.outdated(out)}
             tables.update(done.tables)
             changes = done.parts.get(("changes", run))
-            found = 0 if changes is None else int(pc.sum(is_rule_change(changes)).as_py() or 0)
+            found = 0 if changes is None else true_count(is_rule_change(changes))
             tables["runs"] = pa.concat_tables([runs, _run_row(report, paths, found)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])

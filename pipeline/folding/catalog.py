@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import listed, lookup, replace_column, strings
+from pipeline.columns import Mask, listed, lookup, replace_column, strings
 from pipeline.errors import UsageError
 from pipeline.folding import card_files
 from pipeline.folding.infer import NameIndex, Verdict, describe, evidence, infer
@@ -185,7 +185,7 @@ def _by_oracle_where_shared(
     return replace_column(table, "card_origin", origin)
 
 
-def _is_ruling(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow boolean array
+def _is_ruling(table: pa.Table) -> Mask:
     return pc.equal(table["kind"], pa.scalar(Kind.RULING.value))
 
 

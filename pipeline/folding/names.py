@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import listed, lookup, replace_column
+from pipeline.columns import Column, joined, listed, lookup, replace_column
 from pipeline.models import CardOrigin
 from pipeline.schema import NAMES
 from pipeline.text.normalize import card_key, card_name
@@ -56,12 +56,9 @@ def learned(stored: pa.Table, found: Iterable[LocalName], run: int) -> pa.Table:
     return table.take(pc.sort_indices(table, sort_keys=[(name, "ascending") for name in order]))
 
 
-def _triples(names: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string column
+def _triples(names: pa.Table) -> Column:
     """Each row's (name, language, card) as one string."""
-    return _join(names["name"], names["lang"], names["card"], "\x00")
-
-
-_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
+    return joined(names["name"], names["lang"], names["card"], separator="\x00")
 
 
 def english_names(names: pa.Table) -> dict[str, str]:

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import listed, lookup, strings
+from pipeline.columns import Column, listed, lookup, strings
 from pipeline.folding.names import renamed
 from pipeline.publishing.dataset import (
     card_sightings,
@@ -307,7 +307,7 @@ def _carries(out: Path) -> bool:
     return "carried" in pq.read_schema(last).names
 
 
-def _texts_of(hashes: Any, cards: Any, rulings: pa.Table) -> Any:  # noqa: ANN401 - Arrow
+def _texts_of(hashes: Column, cards: Column, rulings: pa.Table) -> Column:
     """The text of each of HASHES as the ruling of its card prints it, else as any does.
 
     Rulings of one hash may print it differently (typographic quotes): of several, the

@@ -25,7 +25,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import as_dictionary, encoded, replace_column, used_only
+from pipeline.columns import (
+    Column,
+    as_dictionary,
+    encoded,
+    false_if_null,
+    replace_column,
+    used_only,
+)
 from pipeline.errors import LockBusyError, StoreError, UsageError
 from pipeline.keys import codes
 from pipeline.reading.read import escaped
@@ -349,7 +356,7 @@ class _Cut:
             empty = _stored_schema("sightings").empty_table()
             return empty, empty
         stored = _read_file(path, "sightings", run=run, raw=True, columns=self.light)
-        accepted = pc.fill_null(self.content(stored), False)  # noqa: FBT003
+        accepted = false_if_null(self.content(stored))
         carried = pc.is_valid(stored["carried"])
         whole = pc.and_(accepted, pc.invert(carried))
         if self.light is not None:
@@ -401,7 +408,7 @@ def iter_parts(
                 path = part_path(out, name, run)
                 if isinstance(content, Content):  # its columns first: most parts have none
                     some = _read_file(path, name, run=run, columns=content.columns)
-                    if not pc.any(pc.fill_null(content(some), False)).as_py():  # noqa: FBT003
+                    if not pc.any(false_if_null(content(some))).as_py():
                         continue
                 table = _read_file(path, name, run=run)
                 if content is not None and table.num_rows:
@@ -604,7 +611,7 @@ def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     read_of = pc.divide(distinct, width)  # integer division
     ruling_of = pc.subtract(distinct, pc.multiply(read_of, width))
     equal = pc.equal(read.dictionary.take(read_of), ruling.dictionary.take(ruling_of))
-    same = pc.fill_null(pc.take(equal, pc.index_in(pairs, value_set=distinct)), False)  # noqa: FBT003
+    same = false_if_null(pc.take(equal, pc.index_in(pairs, value_set=distinct)))
     kept = pc.if_else(same, pa.scalar(None, read.indices.type), read.indices)
     text = used_only(encoded(kept, read.dictionary))
     return replace_column(sightings, "text", text.cast(sightings.schema.field("text").type))
@@ -623,7 +630,7 @@ def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     return replace_column(sightings, "text", filled.cast(sightings.schema.field("text").type))
 
 
-def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
+def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Column:
     """The text of the ruling each row of SIGHTINGS is keyed to (else one of its hash).
 
     Of many rulings only those of SIGHTINGS' text hashes are keyed, and only the texts
@@ -648,7 +655,7 @@ def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN40
     return texts
 
 
-def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
+def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Column:
     """The row of RULINGS each row of SIGHTINGS is keyed to (null if none is)."""
     sighting_codes, ruling_codes = codes([sightings.select(_KEY), rulings.select(_KEY)], _KEY)
     return pc.index_in(sighting_codes, value_set=ruling_codes)
