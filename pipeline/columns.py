@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 Column: TypeAlias = "pa.Array[Any] | pa.ChunkedArray[Any]"
 """An Arrow column of any type: one array, or a table's chunked one."""
@@ -100,6 +100,13 @@ def used_only(column: pa.Array[Any]) -> Dictionary:
     used = pc.unique(column.indices.drop_null())
     indices = pc.index_in(column.indices, value_set=used).cast(column.indices.type)
     return encoded(indices, column.dictionary.take(used))
+
+
+def chunked(chunks: Iterable[pa.Array[Any]], kind: pa.DataType) -> pa.ChunkedArray[Any]:
+    """CHUNKS as one chunked array of type KIND (which an empty one needs)."""
+    # The stubs overload chunked_array type by type, with none for a DataType not yet known.
+    out: pa.ChunkedArray[Any] = pa.chunked_array(chunks, kind)  # type: ignore[call-overload]
+    return out
 
 
 def whole(column: Column) -> pa.Array[Any]:

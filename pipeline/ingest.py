@@ -6,12 +6,12 @@ import datetime as dt
 import os
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import kept, true_count
+from pipeline.columns import Column, kept, true_count
 from pipeline.diffing.history import (
     is_rule_change,
     late_warnings,
@@ -416,7 +416,7 @@ def _history(
     rulings = with_current(merged, state)
     rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
     # The cards whose translations are linked: those read, unless linking is put off.
-    cards: Any = pc.unique(new["card"].cast(pa.string()))
+    cards: Column = pc.unique(new["card"].cast(pa.string()))
     if not link_workers:
         cards = pa.array([], pa.string())
     old = store.read_table(out, "translations")

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import Column, Dictionary, Mask, false_if_null
+from pipeline.columns import Column, Dictionary, Mask, chunked, false_if_null
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -46,10 +46,9 @@ def codes(
     span = 1  # combined codes lie in [0, span)
     for name in names:
         # Dictionary-encoded columns stay so (their dictionaries are merged, never decoded).
-        kinds: list[Any] = [table.schema.field(name).type for table in tables]
-        kind: Any = next((k for k in kinds if pa.types.is_dictionary(k)), kinds[0])
-        parts: list[Any] = [chunk for table in tables for chunk in table[name].cast(kind).chunks]
-        column: Any = pa.chunked_array(parts, type=kind)
+        kinds = [table.schema.field(name).type for table in tables]
+        kind = next((k for k in kinds if pa.types.is_dictionary(k)), kinds[0])
+        column = chunked([c for table in tables for c in table[name].cast(kind).chunks], kind)
         ids, width = _dense(column, nulls_first=name in nulls_first)
         if combined is None:
             combined, span = ids, width

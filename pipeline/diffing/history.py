@@ -15,6 +15,7 @@ from pipeline.columns import (
     Column,
     Dictionary,
     Mask,
+    chunked,
     false_if_null,
     filled,
     joined,
@@ -79,7 +80,7 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     return _described(_in_order(changes_table(changes, run), new, additions, run), [new, before])
 
 
-def snapshot_codes(tables: list[pa.Table]) -> list[Any]:
+def snapshot_codes(tables: list[pa.Table]) -> list[pa.ChunkedArray[Any]]:
     """Integer codes of each row's snapshot, comparable across TABLES.
 
     A snapshot is a (card, source). A row with no card but an oracle id (Scryfall rulings
@@ -240,8 +241,9 @@ def _versions(table: pa.Table) -> dict[int, Snapshot]:
     for batch in pa.table(columns).to_batches(max_chunksize=_BATCH_ROWS):
         values = []
         for name in _UNPACKED:
-            part: Any = batch.column(name)
+            part = batch.column(name)
             if name in shared:
+                assert isinstance(part, pa.DictionaryArray)  # as the shared names' columns are
                 strings = shared[name]
                 values.append([None if i is None else strings[i] for i in part.indices.to_pylist()])
             else:
@@ -291,7 +293,7 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Column, run: int) ->
     """
     count, known = len(additions), compared.num_rows
     rank = {t.value: n for n, t in enumerate(ChangeType)}
-    ours: list[Any] = [
+    ours: list[Column] = [
         compared["card"],
         compared["source"],
         lookup(compared["change"], rank, pa.int64()),
@@ -300,7 +302,7 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Column, run: int) ->
         pc.coalesce(compared["new_text_hash"], compared["old_text_hash"]),
     ]
     added_rank = pa.repeat(pa.scalar(rank[ChangeType.ADDED], pa.int64()), new.num_rows)
-    theirs: list[Any] = [
+    theirs: list[Column] = [
         new["card"],
         new["source"],
         added_rank,
@@ -311,7 +313,7 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Column, run: int) ->
     keys = [pa.Table.from_arrays(columns, names=_CHANGES_ORDER) for columns in (ours, theirs)]
     compared_codes, new_codes = codes(keys, _CHANGES_ORDER, nulls_first=_NULLS_FIRST)
     both = pa.chunked_array([*compared_codes.chunks, *pc.take(new_codes, additions).chunks])
-    order: Any = pc.sort_indices(both).cast(pa.int64())
+    order = pc.sort_indices(both).cast(pa.int64())
     # ORDER points into the compared rows, then the additions; WHERE into compared, then NEW.
     offset = pa.scalar(known, pa.int64())
     nth_added = pc.if_else(pc.greater_equal(order, offset), pc.subtract(order, offset), None)
@@ -341,10 +343,8 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Column, run: int) ->
         "first_seen": constant("first_seen", value=True),
     }
     groups = _addition_groups(new, additions)
-    ours = compared["group"].cast(groups.type).chunks
-    # The stubs' chunked_array takes no dictionary type.
-    every = pa.chunked_array([*ours, groups], groups.type)  # type: ignore[call-overload]
-    columns["group"] = pc.take(every, order)
+    compared_groups = compared["group"].cast(groups.type).chunks
+    columns["group"] = pc.take(chunked([*compared_groups, groups], groups.type), order)
     # The rest are empty for additions: old sides, similarity, texts.
     for name in CHANGES.names:
         if name not in columns:
@@ -356,12 +356,12 @@ def _addition_groups(new: pa.Table, rows: Column) -> Dictionary:
     """The group of each addition at ROWS of NEW: one id per distinct (text, rule number)."""
     [pairs] = codes([new], ["text_hash", "rule_id"])
     pairs = pc.take(pairs, rows)
-    firsts: Any = pa.array(Groups.of(pairs).firsts)  # of each pair, its first place in ROWS
+    firsts = pa.array(Groups.of(pairs).firsts)  # of each pair, its first place in ROWS
     sides = new.select(["text_hash", "rule_id"]).take(pc.take(rows, firsts))
     each = zip(listed(sides["text_hash"]), listed(sides["rule_id"]), strict=True)
     ids = addition_group_ids(each)
-    at: Any = pc.index_in(pairs, value_set=pc.take(pairs, firsts))
-    return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
+    at = pc.index_in(pairs, value_set=pc.take(pairs, firsts))
+    return pa.DictionaryArray.from_arrays(whole(at), pa.array(ids, pa.string()))
 
 
 def late_warnings(late: pa.Table) -> list[str]:

@@ -22,8 +22,6 @@ ruling of no known card) is its own source's alone: nothing tells what it is wei
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -48,11 +46,11 @@ def evidence(state: pa.Table) -> np.ndarray:
     """
     [snaps] = codes([_snapshots(state)], ["snap", "source"])
     groups = Groups.of(snaps)
-    days: Any = state["as_of"].cast(pa.date32()).cast(pa.int32())
+    days = state["as_of"].cast(pa.date32()).cast(pa.int32())
     origin = state["as_of_origin"].cast(pa.string())
     said = false_if_null(pc.is_in(origin, value_set=pa.array(sorted(STATED))))
-    stated_day: Any = pc.if_else(said, days, pa.scalar(None, pa.int32()))
-    ruled: Any = state["effective_date"].cast(pa.date32()).cast(pa.int32())
+    stated_day: Column = pc.if_else(said, days, pa.scalar(None, pa.int32()))
+    ruled = state["effective_date"].cast(pa.date32()).cast(pa.int32())
     stated = pc.max_element_wise(stated_day, ruled)  # nulls skipped
     stated_max = groups.reduce(_filled(stated), np.maximum)
     weak_max = groups.reduce(_filled(days), np.maximum)
@@ -91,8 +89,8 @@ def _fresh_rows(rulings: pa.Table, state: pa.Table) -> tuple[Column, Column, Mas
     if not state.num_rows:
         return ruling_keys, state_keys, pa.array([], pa.bool_())
     where = pc.index_in(state_keys, value_set=ruling_keys)
-    langs: Any = pc.take(rulings["lang"].cast(pa.string()), where)
-    langs = pc.fill_null(langs, "und")
+    langs: Column = pc.take(rulings["lang"].cast(pa.string()), where)
+    langs = filled(langs, pa.scalar("und"))
     groups = pa.Table.from_arrays([_groups(state), langs], names=["group", "lang"])
     [group_codes] = codes([groups], ["group", "lang"])
     score = evidence(state)

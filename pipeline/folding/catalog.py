@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -173,7 +173,7 @@ def _by_oracle_where_shared(
     """TABLE with a card titled by a name of several cards named by its oracle id, if known."""
     if not shared:
         return table
-    cards: Any = table["card"].cast(pa.string())
+    cards = table["card"].cast(pa.string())
     distinct = listed(pc.unique(cards).drop_null())
     ambiguous = pa.array(sorted(c for c in distinct if card_key(c) in shared), pa.string())
     by_oracle = lookup(table["oracle_id"], catalog.name_of)

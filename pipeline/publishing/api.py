@@ -184,7 +184,7 @@ class Dataset:
         if stale_only:
             table = table.filter(pc.field("original_current") == False)  # noqa: E712 - Arrow
         rulings = self._version.table("rulings").select(["text_hash", "card", "text"])
-        both: list[Any] = [*table["text_hash"].chunks, *table["original_text_hash"].chunks]
+        both = [*table["text_hash"].chunks, *table["original_text_hash"].chunks]
         hashes = pc.unique(pa.chunked_array(both, pa.string()))
         wanted = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=hashes))
         wanted = wanted.cast(make_schema([pa.field(n, pa.string()) for n in wanted.column_names]))

@@ -125,7 +125,7 @@ def by_reference(new: pa.Table, base: pa.Table) -> pa.Table:
 def expanded(
     part: pa.Table,
     bases: Mapping[int, pa.Table],
-    content: Callable[[pa.Table], Any] | None = None,
+    content: Callable[[pa.Table], Mask] | None = None,
 ) -> pa.Table:
     """PART, one run's rows as stored, as the sightings it stands for, in their order.
 
@@ -173,7 +173,7 @@ def _expand_from(
     ranges: pa.Table,
     order: NDArray[np.int64],
     base: pa.Table,
-    content: Callable[[pa.Table], Any] | None,
+    content: Callable[[pa.Table], Mask] | None,
     run: int,
 ) -> tuple[pa.Table, NDArray[np.int64]]:
     """The sightings RANGES (carried rows of one base RUN) stand for, with their order keys."""
@@ -220,7 +220,7 @@ def _base_rows(bases: Mapping[int, pa.Table], run: int) -> pa.Table:
     return base
 
 
-def occurrence_keys(row_codes: list[Any]) -> list[NDArray[np.int64]]:
+def occurrence_keys(row_codes: list[pa.ChunkedArray[Any]]) -> list[NDArray[np.int64]]:
     """A key per row of each of the tables ROW_CODES are of, equal for the k-th of equal rows.
 
     Each key is its row's code and how many rows of its table before it have the same code.
@@ -303,8 +303,8 @@ def _with_carry_columns(table: pa.Table) -> pa.Table:
 def _nulled(table: pa.Table, columns: list[str], mask: Mask) -> pa.Table:
     """TABLE with COLUMNS null on the rows of MASK (dictionaries kept, cut to what is used)."""
     for name in columns:
-        column: Any = table[name].combine_chunks()
-        if pa.types.is_dictionary(column.type):
+        column = table[name].combine_chunks()
+        if isinstance(column, pa.DictionaryArray):
             nulls = pa.scalar(None, column.indices.type)
             indices = pc.if_else(mask, nulls, column.indices)
             values = used_only(encoded(indices, column.dictionary))

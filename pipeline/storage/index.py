@@ -19,14 +19,14 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import Mask, false_if_null, replace_column
+from pipeline.columns import Column, Mask, false_if_null, replace_column
 from pipeline.errors import StoreError
 from pipeline.keys import codes
 from pipeline.schema import CARRY_COLUMNS, FILE_COLUMNS, PARTITION_KEY
@@ -369,7 +369,7 @@ def _with_content(out: Path, rows: pa.Table) -> pa.Table:
 def _as_stored(ranges: pa.Table) -> pa.Table:
     """RANGES, index rows of carried rows, as stored: every other column null."""
     schema = store.stored_schema("sightings")
-    columns: list[Any] = [
+    columns: list[Column] = [
         ranges[f.name].cast(f.type)
         if f.name in ranges.column_names and f.name != "card"
         else pa.nulls(ranges.num_rows, f.type)

@@ -127,8 +127,7 @@ def split(tables: Mapping[str, pa.Table], chosen: Plan) -> dict[str, dict[int, C
         runs = pc.value_counts(segment_of)
         found: dict[int, Cut | None] = dict.fromkeys(chosen.load)
         start = 0
-        ids: list[Any] = runs.field("values").to_pylist()
-        sizes_of: list[Any] = runs.field("counts").to_pylist()
+        ids, sizes_of = listed(runs.field("values")), listed(runs.field("counts"))
         for seg, count in sorted(zip(ids, sizes_of, strict=True)):
             found[seg] = Cut(table, order.slice(start, count))
             start += count

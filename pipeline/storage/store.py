@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from pipeline.columns import (
     Column,
+    Mask,
     as_dictionary,
     encoded,
     false_if_null,
@@ -228,8 +229,8 @@ def read_table(
     base: Path | None = None,
     runs: Iterable[int] | None = None,
     upto: int | None = None,
-    where: Callable[[pa.Table], Any] | None = None,
-    content: Callable[[pa.Table], Any] | None = None,
+    where: Callable[[pa.Table], Mask] | None = None,
+    content: Callable[[pa.Table], Mask] | None = None,
 ) -> pa.Table:
     """Read table NAME, migrated to the current schema; empty if the dataset lacks it.
 
@@ -274,8 +275,8 @@ def _selected_sightings(
     out: Path,
     base: Path | None,
     runs: list[int],
-    content: Callable[[pa.Table], Any],
-    where: Callable[[pa.Table], Any] | None,
+    content: Callable[[pa.Table], Mask],
+    where: Callable[[pa.Table], Mask] | None,
 ) -> pa.Table:
     """The sightings of RUNS that CONTENT (and WHERE) keep, expanded in one pass.
 
@@ -315,7 +316,7 @@ def _selected_sightings(
 
 
 def _indexed(
-    out: Path, base: Path | None, runs: list[int], content: Callable[[pa.Table], Any]
+    out: Path, base: Path | None, runs: list[int], content: Callable[[pa.Table], Mask]
 ) -> tuple[pa.Table, pa.Table, set[int], set[int]] | None:
     """What the version's sightings index (index.py) tells of RUNS, or None if nothing.
 
@@ -343,7 +344,7 @@ class _Cut:
     carried rows' own, and read whole only if some row written in full is kept.
     """
 
-    def __init__(self, out: Path, content: Callable[[pa.Table], Any]) -> None:
+    def __init__(self, out: Path, content: Callable[[pa.Table], Mask]) -> None:
         self.out, self.content, self.reader = out, content, _Bases(out)
         self.light: set[str] | None = None
         if isinstance(content, Content):
@@ -377,8 +378,8 @@ def _with_columns(stored: pa.Table) -> pa.Table:
 
 
 def _both(
-    first: Callable[[pa.Table], Any] | None, second: Callable[[pa.Table], Any] | None
-) -> Callable[[pa.Table], Any] | None:
+    first: Callable[[pa.Table], Mask] | None, second: Callable[[pa.Table], Mask] | None
+) -> Callable[[pa.Table], Mask] | None:
     """One filter of the rows FIRST and SECOND both keep (either may be None)."""
     if first is None or second is None:
         return first or second
@@ -392,8 +393,8 @@ def iter_parts(
     base: Path | None = None,
     runs: Iterable[int] | None = None,
     upto: int | None = None,
-    where: Callable[[pa.Table], Any] | None = None,
-    content: Callable[[pa.Table], Any] | None = None,
+    where: Callable[[pa.Table], Mask] | None = None,
+    content: Callable[[pa.Table], Mask] | None = None,
 ) -> Iterator[pa.Table]:
     """The parts of partitioned table NAME, one table per run, in run order (see read_table)."""
     wanted = None if runs is None else set(runs)
