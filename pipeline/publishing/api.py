@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 import pandas as pd
 import pyarrow as pa
@@ -90,7 +90,7 @@ class Dataset:
         """The latest run of the pinned version (0 before the first)."""
         return self._version.last_run
 
-    def _table(self, name: str, **options: Any) -> pa.Table:  # noqa: ANN401
+    def _table(self, name: str, **options: Unpack[store.ReadOptions]) -> pa.Table:
         # Plain strings for analysts (the stages hold `text` dictionary-encoded).
         return self._version.table(name, **options).cast(TABLES[name])
 

@@ -18,7 +18,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import filelock
 import pyarrow as pa
@@ -662,6 +662,14 @@ def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Column:
     return pc.index_in(sighting_codes, value_set=ruling_codes)
 
 
+class ReadOptions(TypedDict, total=False):
+    """The options of read_table a pinned Version passes on (its own base and horizon aside)."""
+
+    runs: Iterable[int] | None
+    where: Callable[[pa.Table], Mask] | None
+    content: Callable[[pa.Table], Mask] | None
+
+
 @dataclass(frozen=True, slots=True)
 class Version:
     """One version of a dataset, pinned: every read sees the same run, whatever commits next.
@@ -674,11 +682,11 @@ class Version:
     base: Path
     last_run: int
 
-    def table(self, name: str, **options: Any) -> pa.Table:  # noqa: ANN401
+    def table(self, name: str, **options: Unpack[ReadOptions]) -> pa.Table:
         """Table NAME of this version (see read_table for OPTIONS)."""
         return read_table(self.out, name, base=self.base, upto=self.last_run, **options)
 
-    def parts(self, name: str, **options: Any) -> Iterator[pa.Table]:  # noqa: ANN401
+    def parts(self, name: str, **options: Unpack[ReadOptions]) -> Iterator[pa.Table]:
         """The parts of partitioned table NAME of this version, one per run."""
         if legacy(self.out, self.base):
             yield self.table(name, **options)
