@@ -1,4 +1,4 @@
-"""Small helpers over Arrow columns that every stage uses: lists, lookups, replacements."""
+"""Arrow column types and the small helpers every stage uses: lists, lookups, replacements."""
 
 from __future__ import annotations
 
