@@ -1,40 +1,53 @@
-"""Small helpers over Arrow columns that every stage uses: lists, lookups, replacements."""
+"""Arrow column types and the small helpers every stage uses: lists, lookups, replacements."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterable, Mapping
+
+Column: TypeAlias = "pa.Array[Any] | pa.ChunkedArray[Any]"
+"""An Arrow column of any type: one array, or a table's chunked one."""
+
+Dictionary: TypeAlias = "pa.DictionaryArray[Any, Any]"
+"""A dictionary-encoded Arrow array: integer indices into an array of values."""
+
+Mask: TypeAlias = "pa.BooleanArray | pa.ChunkedArray[pa.BooleanScalar]"
+"""A boolean Arrow column: which rows a filter keeps."""
 
 
-def distinct_texts(column: Any) -> list[str]:  # noqa: ANN401 - an Arrow string column
+def distinct_texts(column: Column) -> list[str]:
     """The distinct values of a text column, plain or dictionary-encoded."""
     if pa.types.is_dictionary(column.type):
+        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
         seen: dict[str, None] = {}
-        for chunk in column.chunks:
+        for chunk in chunks:
+            assert isinstance(chunk, pa.DictionaryArray)  # a dictionary column's chunks are
             seen.update(dict.fromkeys(strings(chunk.dictionary)))
         return list(seen)
     return strings(pc.unique(column))
 
 
-def as_dictionary(column: Any) -> Any:  # noqa: ANN401 - Arrow in, a DictionaryArray out
+def as_dictionary(column: Column) -> Dictionary:
     """A text column as one dictionary array (encoding it if it is plain)."""
     if not pa.types.is_dictionary(column.type):
         column = pc.dictionary_encode(column)
     combined = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    return combined.cast(pa.dictionary(pa.int32(), pa.string()))
+    dictionary = combined.cast(pa.dictionary(pa.int32(), pa.string()))
+    assert isinstance(dictionary, pa.DictionaryArray)  # the stubs' cast knows only Array
+    return dictionary
 
 
-def strings(column: Any) -> list[str]:  # noqa: ANN401 - any Arrow string column
+def strings(column: Column) -> list[str]:
     """A string column without nulls as a Python list."""
     return [str(value) for value in listed(column)]
 
 
-def listed(column: Any) -> list[Any]:  # noqa: ANN401 - any Arrow array or chunked array
+def listed(column: Column) -> list[Any]:
     """COLUMN's values as a Python list, nulls as None.
 
     A dictionary-encoded column is decoded first: listing it directly makes an Arrow scalar
@@ -46,24 +59,28 @@ def listed(column: Any) -> list[Any]:  # noqa: ANN401 - any Arrow array or chunk
     return values
 
 
-def lookup(keys: Any, mapping: Mapping[str, Any], kind: pa.DataType | None = None) -> Any:  # noqa: ANN401
+def lookup(keys: Column, mapping: Mapping[str, Any], kind: pa.DataType | None = None) -> Column:
     """Map an Arrow string column through MAPPING; keys it lacks become null."""
     at = pc.index_in(keys, value_set=pa.array(list(mapping), pa.string()))
     return pc.take(pa.array(list(mapping.values()), kind or pa.string()), at)
 
 
-def replace_column(table: pa.Table, name: str, values: Any) -> pa.Table:  # noqa: ANN401
+def replace_column(table: pa.Table, name: str, values: Column) -> pa.Table:
     """TABLE with column NAME replaced by VALUES (any Arrow array)."""
     return table.set_column(table.schema.get_field_index(name), name, values)
 
 
-def kept(rows: Any, mask: Any) -> Any:  # noqa: ANN401 - a table or array, a boolean mask
+@overload
+def kept(rows: pa.Table, mask: Mask) -> pa.Table: ...
+@overload
+def kept(rows: Column, mask: Mask) -> Column: ...
+def kept(rows: pa.Table | Column, mask: Mask) -> pa.Table | Column:
     """ROWS where MASK is true: ROWS itself when it holds everywhere (a filter copies)."""
     everywhere = mask.null_count == 0 and pc.all(mask).as_py() is not False
     return rows if everywhere else rows.filter(mask)
 
 
-def encoded(indices: Any, dictionary: Any) -> Any:  # noqa: ANN401 - Arrow in, a DictionaryArray out
+def encoded(indices: Column, dictionary: pa.Array[Any]) -> Dictionary:
     """A DictionaryArray of INDICES (an array or a chunked one) over DICTIONARY.
 
     pa.DictionaryArray.from_arrays converts chunked indices through Python objects, a
@@ -74,11 +91,53 @@ def encoded(indices: Any, dictionary: Any) -> Any:  # noqa: ANN401 - Arrow in, a
     return pa.DictionaryArray.from_arrays(indices, dictionary)
 
 
-def used_only(column: Any) -> Any:  # noqa: ANN401 - a DictionaryArray in and out
+def used_only(column: pa.Array[Any]) -> Dictionary:
     """COLUMN with a dictionary of the values its indices use (integers hashed, not texts).
 
     A filtered or mostly null column keeps its whole dictionary; Parquet would store it all.
     """
+    assert isinstance(column, pa.DictionaryArray)  # a dictionary column, combined
     used = pc.unique(column.indices.drop_null())
     indices = pc.index_in(column.indices, value_set=used).cast(column.indices.type)
     return encoded(indices, column.dictionary.take(used))
+
+
+def chunked(chunks: Iterable[pa.Array[Any]], kind: pa.DataType) -> pa.ChunkedArray[Any]:
+    """CHUNKS as one chunked array of type KIND (which an empty one needs)."""
+    # The stubs overload chunked_array type by type, with none for a DataType not yet known.
+    out: pa.ChunkedArray[Any] = pa.chunked_array(chunks, kind)  # type: ignore[call-overload]
+    return out
+
+
+def whole(column: Column) -> pa.Array[Any]:
+    """COLUMN as one array (a chunked one's chunks combined)."""
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def filled(column: Column, value: pa.Scalar[Any]) -> Column:
+    """COLUMN with its nulls VALUE."""
+    out = pc.fill_null(column, value)
+    assert not isinstance(out, pa.Scalar)  # a column in, a column out
+    return out
+
+
+def true_count(mask: Mask) -> int:
+    """How many rows MASK keeps (a null keeps none)."""
+    # The stubs' sum takes numbers only; Arrow counts a boolean column's trues.
+    return int(pc.sum(mask).as_py() or 0)  # type: ignore[type-var]
+
+
+def false_if_null(mask: Mask) -> Mask:
+    """MASK with its nulls false: a comparison with a null keeps no row."""
+    out = pc.fill_null(mask, pa.scalar(value=False))
+    assert not isinstance(out, pa.Scalar)  # an array in, an array out
+    return out
+
+
+def joined(*parts: Column | pa.Scalar[Any], separator: str) -> Column:
+    """PARTS (string columns or scalars) joined row by row with SEPARATOR; null if any is."""
+    return _join(*parts, separator)
+
+
+# The stubs type binary_join_element_wise's separator as one more column, not a str.
+_join = cast("Callable[..., Column]", pc.binary_join_element_wise)

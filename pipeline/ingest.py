@@ -6,12 +6,12 @@ import datetime as dt
 import os
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import kept
+from pipeline.columns import Column, kept, true_count
 from pipeline.diffing.history import (
     is_rule_change,
     late_warnings,
@@ -297,7 +297,7 @@ def ingest(
             tables = {name: store.read_table(out, name) for name in store.outdated(out)}
             tables.update(done.tables)
             changes = done.parts.get(("changes", run))
-            found = 0 if changes is None else int(pc.sum(is_rule_change(changes)).as_py() or 0)
+            found = 0 if changes is None else true_count(is_rule_change(changes))
             tables["runs"] = pa.concat_tables([runs, _run_row(report, paths, found)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
@@ -416,7 +416,7 @@ def _history(
     rulings = with_current(merged, state)
     rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
     # The cards whose translations are linked: those read, unless linking is put off.
-    cards: Any = pc.unique(new["card"].cast(pa.string()))
+    cards: Column = pc.unique(new["card"].cast(pa.string()))
     if not link_workers:
         cards = pa.array([], pa.string())
     old = store.read_table(out, "translations")

@@ -13,11 +13,13 @@ by the process after the call, where a sort needs a few arrays of eight bytes a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from pipeline.columns import Column, Dictionary, Mask, chunked, false_if_null
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -29,7 +31,7 @@ _LIMIT = 2**40
 
 def codes(
     tables: Sequence[pa.Table], names: Sequence[str], nulls_first: Collection[str] = ()
-) -> list[Any]:
+) -> list[pa.ChunkedArray[Any]]:
     """One int64 code per row of each of TABLES, equal where the columns NAMES are equal.
 
     Codes are comparable across the tables given together, and only across those; their
@@ -40,14 +42,13 @@ def codes(
         msg = "codes() needs at least one column name"
         raise ValueError(msg)
     sizes = [table.num_rows for table in tables]
-    combined: Any = None
+    combined: pa.ChunkedArray[Any] | None = None
     span = 1  # combined codes lie in [0, span)
     for name in names:
         # Dictionary-encoded columns stay so (their dictionaries are merged, never decoded).
-        kinds: list[Any] = [table.schema.field(name).type for table in tables]
-        kind: Any = next((k for k in kinds if pa.types.is_dictionary(k)), kinds[0])
-        parts: list[Any] = [chunk for table in tables for chunk in table[name].cast(kind).chunks]
-        column: Any = pa.chunked_array(parts, type=kind)
+        kinds = [table.schema.field(name).type for table in tables]
+        kind = next((k for k in kinds if pa.types.is_dictionary(k)), kinds[0])
+        column = chunked([c for table in tables for c in table[name].cast(kind).chunks], kind)
         ids, width = _dense(column, nulls_first=name in nulls_first)
         if combined is None:
             combined, span = ids, width
@@ -56,6 +57,7 @@ def codes(
             combined, span = _renumbered(combined)
         combined = pc.add(pc.multiply(combined, pa.scalar(width, pa.int64())), ids)
         span *= width
+    assert combined is not None  # NAMES is not empty
     out, start = [], 0
     for size in sizes:
         out.append(combined.slice(start, size))
@@ -63,7 +65,7 @@ def codes(
     return out
 
 
-def first_rows(table: pa.Table, names: Sequence[str], where: Any = None) -> Any:  # noqa: ANN401
+def first_rows(table: pa.Table, names: Sequence[str], where: Mask | None = None) -> pa.Array[Any]:
     """The index of the first row of each distinct key NAMES of TABLE, ascending.
 
     WHERE, a boolean mask, limits the rows looked at.
@@ -71,9 +73,9 @@ def first_rows(table: pa.Table, names: Sequence[str], where: Any = None) -> Any:
     [keys] = codes([table], names)
     rows = np.arange(table.num_rows, dtype=np.int64)
     if where is not None:
-        chosen = _numbers(pc.fill_null(where, False)).astype(bool)  # noqa: FBT003
+        chosen = _numbers(false_if_null(where)).astype(bool)
         keys, rows = _numbers(keys)[chosen], rows[chosen]
-    return pa.array(np.sort(rows[Groups.of(keys).firsts]))
+    return pa.array(np.sort(rows[Groups.of(keys).firsts]), pa.int64())
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,7 @@ class Groups:
     starts: np.ndarray
 
     @staticmethod
-    def of(keys: Any) -> Groups:  # noqa: ANN401 - int64 codes, an array or a chunked one
+    def of(keys: Column | np.ndarray) -> Groups:
         """Group the rows of KEYS, integer codes without nulls."""
         values = _numbers(keys)
         order = np.argsort(values, kind="stable")
@@ -104,14 +106,14 @@ class Groups:
         rows: np.ndarray = self.order[self.starts]
         return rows
 
-    def reduce(self, values: Any, how: np.ufunc) -> np.ndarray:  # noqa: ANN401
+    def reduce(self, values: Column | np.ndarray, how: np.ufunc) -> np.ndarray:
         """HOW (np.minimum, np.maximum, np.add) over each group's VALUES, in code order."""
         ordered = _numbers(values)[self.order]
         reduced: np.ndarray = how.reduceat(ordered, self.starts) if len(ordered) else ordered
         return reduced
 
 
-def _numbers(column: Any) -> np.ndarray:  # noqa: ANN401
+def _numbers(column: Column | np.ndarray) -> np.ndarray:
     """The values of COLUMN (integers, dates or booleans, no nulls; Arrow or NumPy)."""
     if isinstance(column, np.ndarray):
         return column
@@ -126,14 +128,16 @@ def _numbers(column: Any) -> np.ndarray:  # noqa: ANN401
     return values
 
 
-def _renumbered(codes: Any) -> tuple[Any, int]:  # noqa: ANN401 - int64 codes in and out
-    """The same codes as 0, 1, 2… in their order, and how many distinct there are."""
+def _renumbered(codes: pa.ChunkedArray[Any]) -> tuple[pa.ChunkedArray[Any], int]:
+    """The same int64 codes as 0, 1, 2… in their order, and how many distinct there are."""
     ranks = pc.rank(codes.combine_chunks(), sort_keys="ascending", tiebreaker="dense")
     dense = pc.subtract(ranks, pa.scalar(1, ranks.type)).cast(pa.int64())
     return pa.chunked_array([dense]), int(pc.max(ranks).as_py() or 0)
 
 
-def _dense(values: Any, *, nulls_first: bool = False) -> tuple[Any, int]:  # noqa: ANN401
+def _dense(
+    values: pa.ChunkedArray[Any], *, nulls_first: bool = False
+) -> tuple[pa.ChunkedArray[Any], int]:
     """Ids in the order of the distinct values, and how many ids there can be.
 
     Nulls share one id, the last or the first. The chunks of a chunked column share one
@@ -141,17 +145,18 @@ def _dense(values: Any, *, nulls_first: bool = False) -> tuple[Any, int]:  # noq
     ranking the dictionary places each value.
     """
     if pa.types.is_dictionary(values.type):
-        encoded: Any = pa.table({"values": values}).unify_dictionaries()["values"]
+        encoded = pa.Table.from_arrays([values], ["values"]).unify_dictionaries()["values"]
     else:
         encoded = pc.dictionary_encode(values)
-    chunks: list[Any] = encoded.chunks
+    chunks = cast("list[Dictionary]", encoded.chunks)  # the stubs know no dictionary chunks
     if not chunks:
         return pa.chunked_array([], pa.int64()), 1
     dictionary = chunks[0].dictionary
     ranks = pc.rank(dictionary, sort_keys="ascending")  # 1, 2, 3…: the values are distinct
     places = ranks if nulls_first else pc.subtract(ranks, 1)
     indices = pa.chunked_array([chunk.indices for chunk in chunks], pa.int32())
-    ranked = pc.take(places, indices)
+    # Chunked indices take a chunked array; the stubs give the kind of the data taken from.
+    ranked = cast("pa.ChunkedArray[Any]", pc.take(places, indices))
     null_place = 0 if nulls_first else len(dictionary)
-    filled = pc.fill_null(ranked, pa.scalar(null_place, places.type)).cast(pa.int64())
+    filled = ranked.fill_null(pa.scalar(null_place, places.type)).cast(pa.int64())
     return filled, len(dictionary) + 1

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import Column, false_if_null
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -342,12 +344,13 @@ def _v7_to_v8(name: str, table: pa.Table) -> pa.Table:
 _RULE_NUMBER = r"^\d{3}(\.\d+[a-z]*)?\.?$"  # 702, 702.62, 702.62a; glossary terms are words
 
 
-def kinds_of(rule_ids: Any) -> Any:  # noqa: ANN401 - an Arrow string column in and out
+def kinds_of(rule_ids: Column) -> Column:
     """Each row's kind from its rule number: a rule, a glossary term, or (none) a ruling."""
     numbers = rule_ids.cast(pa.string())
-    rule = pc.fill_null(pc.match_substring_regex(numbers, _RULE_NUMBER), False)  # noqa: FBT003
+    rule = false_if_null(pc.match_substring_regex(numbers, _RULE_NUMBER))
     named = pc.if_else(rule, pa.scalar("rule"), pa.scalar("glossary"))
-    return pc.if_else(pc.is_valid(numbers), named, pa.scalar("ruling"))
+    kinds: Column = pc.if_else(pc.is_valid(numbers), named, pa.scalar("ruling"))
+    return kinds
 
 
 # MIGRATIONS[n] turns a table of schema version n into one of version n + 1.

@@ -56,7 +56,7 @@ def _tables(rows: list[Row], **extra: Any) -> tuple[pa.Table, pa.Table]:
     return rulings, state
 
 
-def _flags(rows: list[Row], **extra: Any) -> dict[str, tuple[bool, bool]]:
+def _flags(rows: list[Row], **extra: Any) -> dict[str, tuple[bool | None, bool | None]]:
     """Each text hash's (current, source_current)."""
     rulings, state = _tables(rows, **extra)
     current, source_current = in_force(rulings, state)

@@ -45,7 +45,7 @@ def test_codes_are_equal_and_ordered_as_the_keys(
     """Across two tables (one maybe dictionary-encoded), codes compare as the rows do."""
     ours, theirs = codes([_table(left, encoded=encoded), _table(right)], ["a", "b", "c"])
     rows = left + right
-    found = ours.to_pylist() + theirs.to_pylist()
+    found = listed(ours) + listed(theirs)
     for i, row in enumerate(rows):
         for j, other in enumerate(rows):
             assert (found[i] == found[j]) == (row == other)
@@ -57,7 +57,7 @@ def test_codes_are_equal_and_ordered_as_the_keys(
 def test_nulls_first_puts_null_before_every_value(rows: list[tuple[Any, ...]]) -> None:
     """A column in nulls_first orders its nulls before its values."""
     [found] = codes([_table(rows)], ["a", "b", "c"], nulls_first={"b"})
-    values = found.to_pylist()
+    values = listed(found)
     for i, row in enumerate(rows):
         for j, other in enumerate(rows):
             expected = _order(row, frozenset({1})) < _order(other, frozenset({1}))
@@ -71,7 +71,7 @@ def test_codes_are_renumbered_before_they_would_overflow(monkeypatch: pytest.Mon
     rows = [tuple((n * (k + 3)) % 7 for k in range(6)) for n in range(50)]
     table = pa.table({name: [row[k] for row in rows] for k, name in enumerate(names)})
     [found] = codes([table], names)
-    values = found.to_pylist()
+    values = listed(found)
     assert sorted(range(50), key=values.__getitem__) == sorted(range(50), key=rows.__getitem__)
     assert len(set(values)) == len(set(rows))
 
@@ -85,9 +85,9 @@ def test_codes_need_a_column() -> None:
 def test_first_rows_gives_each_keys_first_row_among_the_marked_ones() -> None:
     """One row index per distinct key, the earliest; rows the mask leaves out are not seen."""
     table = pa.table({"k": ["b", "a", None, "b", "a", None, "c"]})
-    assert sorted(first_rows(table, ["k"]).to_pylist()) == [0, 1, 2, 6]
+    assert sorted(listed(first_rows(table, ["k"]))) == [0, 1, 2, 6]
     mask = pa.array([False, True, True, True, True, True, False])
-    assert sorted(first_rows(table, ["k"], where=mask).to_pylist()) == [1, 2, 3]
+    assert sorted(listed(first_rows(table, ["k"], where=mask))) == [1, 2, 3]
 
 
 def test_first_rows_come_ascending_and_a_null_mask_leaves_a_row_out() -> None:

@@ -12,6 +12,7 @@ import pytest
 from conftest import FIXTURES, RAW, SEEDS, data_files, rows, table
 
 from pipeline import ingest
+from pipeline.columns import whole
 from pipeline.ingest import upgrade
 from pipeline.schema import SEGMENTED
 from pipeline.storage import segments, store
@@ -99,7 +100,7 @@ def test_a_grown_segment_is_split() -> None:
     cards = [f"Card {n:02d}" for n in range(30) for _ in range(5)]
     rulings = pa.table({"card": pa.array(cards, pa.string()), "n": range(len(cards))})
     state = rulings.slice(0, 60)
-    layout = segments.Layout({3: pc.unique(rulings["card"])}, {3: 150})
+    layout = segments.Layout({3: whole(pc.unique(rulings["card"]))}, {3: 150})
     plan = segments.plan(layout, pa.array(["Card 00"]))
     old_target = segments.TARGET_ROWS
     try:

@@ -11,7 +11,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import kept, listed, lookup, replace_column, used_only
+from pipeline.columns import (
+    Column,
+    Dictionary,
+    Mask,
+    chunked,
+    false_if_null,
+    filled,
+    joined,
+    kept,
+    listed,
+    lookup,
+    replace_column,
+    used_only,
+    whole,
+)
 from pipeline.diffing.diff import (
     Change,
     ChangeType,
@@ -66,7 +80,7 @@ def run_changes(before: pa.Table, new: pa.Table, run: int) -> pa.Table:
     return _described(_in_order(changes_table(changes, run), new, additions, run), [new, before])
 
 
-def snapshot_codes(tables: list[pa.Table]) -> list[Any]:
+def snapshot_codes(tables: list[pa.Table]) -> list[pa.ChunkedArray[Any]]:
     """Integer codes of each row's snapshot, comparable across TABLES.
 
     A snapshot is a (card, source). A row with no card but an oracle id (Scryfall rulings
@@ -75,7 +89,7 @@ def snapshot_codes(tables: list[pa.Table]) -> list[Any]:
     """
     keyed = []
     for table in tables:
-        oracle = _join(pa.scalar(_ORACLE), table["oracle_id"].cast(pa.string()), "")
+        oracle = joined(pa.scalar(_ORACLE), table["oracle_id"].cast(pa.string()), separator="")
         card = pc.coalesce(table["card"].cast(pa.string()), oracle)
         keyed.append(pa.Table.from_arrays([card, table["source"]], names=SNAPSHOT))
     return codes(keyed, SNAPSHOT)
@@ -83,7 +97,6 @@ def snapshot_codes(tables: list[pa.Table]) -> list[Any]:
 
 _ORACLE = "\x00oracle "  # sorts before every card name
 _BATCH_ROWS = 8192  # rows turned into Python objects at a time
-_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
 
 
 def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.Table, pa.Table]:
@@ -100,12 +113,12 @@ def run_history(state: pa.Table, new: pa.Table, run: int) -> tuple[pa.Table, pa.
     day = _days(new["as_of"])
     known, stored_day = _per_snapshot(state_snaps, _days(state["as_of"]), "max")
     seen_day = pc.take(stored_day, pc.index_in(new_snaps, value_set=known))
-    late: Any = pc.fill_null(pc.less(day, seen_day), False)  # noqa: FBT003
-    on_time: Any = pc.invert(late)
-    current, snaps, day = (kept(rows, on_time) for rows in (new, new_snaps, day))
+    late = false_if_null(pc.less(day, seen_day))
+    on_time = pc.invert(late)
+    current, snaps, day = kept(new, on_time), kept(new_snaps, on_time), kept(day, on_time)
     snap_ids, first_day = _per_snapshot(snaps, day, "min")
     _, last_day = _per_snapshot(snaps, day, "max")
-    several: Any = pc.is_in(snaps, value_set=snap_ids.filter(pc.not_equal(first_day, last_day)))
+    several = pc.is_in(snaps, value_set=snap_ids.filter(pc.not_equal(first_day, last_day)))
     single = kept(current, pc.invert(several))
     parts = [_with_as_of(run_changes(state, single, run), single)] if single.num_rows else []
     latest = [as_state(single, state.schema)]
@@ -154,11 +167,11 @@ def _described(changes: pa.Table, known: list[pa.Table]) -> pa.Table:
 _NO_DATE = dt.date.min  # an undated version (read before as-of dates were kept) comes first
 
 
-def _days(column: Any) -> Any:  # noqa: ANN401 - a date32 Arrow column in and out
-    return pc.fill_null(column, pa.scalar(_NO_DATE, pa.date32()))
+def _days(column: Column) -> Column:  # date32 in and out
+    return filled(column, pa.scalar(_NO_DATE, pa.date32()))
 
 
-def _per_snapshot(snaps: Any, days: Any, how: Literal["min", "max"]) -> tuple[Any, Any]:  # noqa: ANN401
+def _per_snapshot(snaps: Column, days: Column, how: Literal["min", "max"]) -> tuple[Column, Column]:
     """Each snapshot code once, with the min or max (HOW) of DAYS over its rows."""
     groups = Groups.of(snaps)
     reduced = groups.reduce(days, np.minimum if how == "min" else np.maximum)
@@ -181,7 +194,7 @@ def _by_card_and_source(item: tuple[int, Snapshot]) -> tuple[str, str]:
     return (_NULL if card is None else card, source)
 
 
-def _latest_runs(rows: pa.Table) -> Any:  # noqa: ANN401 - an int64 array
+def _latest_runs(rows: pa.Table) -> pa.Array[Any]:  # int64
     """For each row of ROWS, the latest run of its snapshot (`_snap`) among ROWS."""
     groups = Groups.of(rows["_snap"])
     latest = groups.reduce(rows["run"], np.maximum)
@@ -191,7 +204,7 @@ def _latest_runs(rows: pa.Table) -> Any:  # noqa: ANN401 - an int64 array
     return pa.array(per_row)
 
 
-def _differing(before: pa.Table, after: pa.Table) -> Any:  # noqa: ANN401 - an int64 array
+def _differing(before: pa.Table, after: pa.Table) -> Column:  # int64
     """The snapshots (`_snap`) whose sets of versions differ between BEFORE and AFTER.
 
     Versions compare as diff.Version does, by text hash, date and rule number. compare()
@@ -215,9 +228,9 @@ def _versions(table: pa.Table) -> dict[int, Snapshot]:
     table = table.unify_dictionaries()
     columns: dict[str, Any] = {}
     for name in _UNPACKED:
-        column = table[name]
+        column: Column = table[name]
         if pa.types.is_dictionary(column.type):
-            column = used_only(column.combine_chunks())
+            column = used_only(whole(column))
         columns[name] = column
     shared = {
         name: column.dictionary.to_pylist()
@@ -228,8 +241,9 @@ def _versions(table: pa.Table) -> dict[int, Snapshot]:
     for batch in pa.table(columns).to_batches(max_chunksize=_BATCH_ROWS):
         values = []
         for name in _UNPACKED:
-            part: Any = batch.column(name)
+            part = batch.column(name)
             if name in shared:
+                assert isinstance(part, pa.DictionaryArray)  # as the shared names' columns are
                 strings = shared[name]
                 values.append([None if i is None else strings[i] for i in part.indices.to_pylist()])
             else:
@@ -269,7 +283,7 @@ def changes_table(changes: Iterable[Change], run: int) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=CHANGES)
 
 
-def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa.Table:  # noqa: ANN401
+def _in_order(compared: pa.Table, new: pa.Table, additions: Column, run: int) -> pa.Table:
     """The compared changes, and NEW's rows at ADDITIONS as added, in changelog order.
 
     Additions of snapshots read for the first time do not repeat their texts (a first
@@ -279,7 +293,7 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa
     """
     count, known = len(additions), compared.num_rows
     rank = {t.value: n for n, t in enumerate(ChangeType)}
-    ours: list[Any] = [
+    ours: list[Column] = [
         compared["card"],
         compared["source"],
         lookup(compared["change"], rank, pa.int64()),
@@ -288,7 +302,7 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa
         pc.coalesce(compared["new_text_hash"], compared["old_text_hash"]),
     ]
     added_rank = pa.repeat(pa.scalar(rank[ChangeType.ADDED], pa.int64()), new.num_rows)
-    theirs: list[Any] = [
+    theirs: list[Column] = [
         new["card"],
         new["source"],
         added_rank,
@@ -299,19 +313,19 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa
     keys = [pa.Table.from_arrays(columns, names=_CHANGES_ORDER) for columns in (ours, theirs)]
     compared_codes, new_codes = codes(keys, _CHANGES_ORDER, nulls_first=_NULLS_FIRST)
     both = pa.chunked_array([*compared_codes.chunks, *pc.take(new_codes, additions).chunks])
-    order: Any = pc.sort_indices(both).cast(pa.int64())
+    order = pc.sort_indices(both).cast(pa.int64())
     # ORDER points into the compared rows, then the additions; WHERE into compared, then NEW.
     offset = pa.scalar(known, pa.int64())
     nth_added = pc.if_else(pc.greater_equal(order, offset), pc.subtract(order, offset), None)
     where = pc.coalesce(pc.add(pc.take(additions, nth_added), offset), order)
 
-    def gathered(name: str, from_new: Any) -> Any:  # noqa: ANN401
+    def gathered(name: str, from_new: pa.ChunkedArray[Any]) -> Column:
         # NEW's columns may be dictionary-encoded: gathered as they are, never decoded whole.
         ours = compared[name].cast(from_new.type).chunks
         column = pc.take(pa.chunked_array([*ours, *from_new.chunks], from_new.type), where)
         return column.cast(_HELD.field(name).type)
 
-    def constant(name: str, value: Any) -> Any:  # noqa: ANN401
+    def constant(name: str, *, value: int | str | bool | None) -> Column:
         kind = _HELD.field(name).type
         added = pa.repeat(pa.scalar(value, CHANGES.field(name).type), count).cast(kind)
         return pc.take(pa.chunked_array([*compared[name].cast(kind).chunks, added], kind), order)
@@ -322,32 +336,32 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Any, run: int) -> pa
         "new_text_hash": gathered("new_text_hash", new["text_hash"]),
         "new_date": gathered("new_date", new["effective_date"]),
         "new_rule_id": gathered("new_rule_id", new["rule_id"]),
-        "run": constant("run", run),
-        "change": constant("change", ChangeType.ADDED.value),
+        "run": constant("run", value=run),
+        "change": constant("change", value=ChangeType.ADDED.value),
         "rule_change": constant("rule_change", value=False),
         "silent": constant("silent", value=False),
         "first_seen": constant("first_seen", value=True),
     }
     groups = _addition_groups(new, additions)
-    ours = compared["group"].cast(groups.type).chunks
-    columns["group"] = pc.take(pa.chunked_array([*ours, groups], groups.type), order)
+    compared_groups = compared["group"].cast(groups.type).chunks
+    columns["group"] = pc.take(chunked([*compared_groups, groups], groups.type), order)
     # The rest are empty for additions: old sides, similarity, texts.
     for name in CHANGES.names:
         if name not in columns:
-            columns[name] = constant(name, None)
+            columns[name] = constant(name, value=None)
     return pa.Table.from_pydict(columns, schema=_HELD)
 
 
-def _addition_groups(new: pa.Table, rows: Any) -> Any:  # noqa: ANN401 - Arrow in and out
+def _addition_groups(new: pa.Table, rows: Column) -> Dictionary:
     """The group of each addition at ROWS of NEW: one id per distinct (text, rule number)."""
     [pairs] = codes([new], ["text_hash", "rule_id"])
     pairs = pc.take(pairs, rows)
-    firsts: Any = pa.array(Groups.of(pairs).firsts)  # of each pair, its first place in ROWS
+    firsts = pa.array(Groups.of(pairs).firsts)  # of each pair, its first place in ROWS
     sides = new.select(["text_hash", "rule_id"]).take(pc.take(rows, firsts))
     each = zip(listed(sides["text_hash"]), listed(sides["rule_id"]), strict=True)
     ids = addition_group_ids(each)
-    at: Any = pc.index_in(pairs, value_set=pc.take(pairs, firsts))
-    return pa.DictionaryArray.from_arrays(at.combine_chunks(), pa.array(ids, pa.string()))
+    at = pc.index_in(pairs, value_set=pc.take(pairs, firsts))
+    return pa.DictionaryArray.from_arrays(whole(at), pa.array(ids, pa.string()))
 
 
 def late_warnings(late: pa.Table) -> list[str]:
@@ -530,7 +544,8 @@ def _dated(day: dt.date) -> dt.date | None:
     return None if day == _NO_DATE else day
 
 
-def is_rule_change(changes: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+def is_rule_change(changes: pa.Table) -> Mask:
     """Which CHANGES are changes of numbered rules (not first sightings of a release)."""
     rule_ids = pc.coalesce(changes["new_rule_id"], changes["old_rule_id"])
-    return pc.and_(pc.is_valid(rule_ids), pc.invert(changes["first_seen"]))
+    first_seen: Mask = changes["first_seen"]
+    return pc.and_(pc.is_valid(rule_ids), pc.invert(first_seen))

@@ -22,12 +22,11 @@ ruling of no known card) is its own source's alone: nothing tells what it is wei
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import Column, Mask, false_if_null, filled, joined, whole
 from pipeline.keys import Groups, codes
 from pipeline.models import AsOfOrigin
 
@@ -37,7 +36,6 @@ STATED = frozenset({AsOfOrigin.DOCUMENT.value, AsOfOrigin.MANIFEST.value, AsOfOr
 _STATED_RANK = 1 << 40
 _NONE = -(1 << 41)  # a snapshot with no date at all: the stalest
 _SNAPSHOT = "\x00"  # prefixes the groups of rows without a card (no card name holds it)
-_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
 
 
 def evidence(state: pa.Table) -> np.ndarray:
@@ -48,12 +46,11 @@ def evidence(state: pa.Table) -> np.ndarray:
     """
     [snaps] = codes([_snapshots(state)], ["snap", "source"])
     groups = Groups.of(snaps)
-    days: Any = state["as_of"].cast(pa.date32()).cast(pa.int32())
+    days = state["as_of"].cast(pa.date32()).cast(pa.int32())
     origin = state["as_of_origin"].cast(pa.string())
-    said: Any = pc.is_in(origin, value_set=pa.array(sorted(STATED)))
-    said = pc.fill_null(said, False)  # noqa: FBT003
-    stated_day: Any = pc.if_else(said, days, pa.scalar(None, pa.int32()))
-    ruled: Any = state["effective_date"].cast(pa.date32()).cast(pa.int32())
+    said = false_if_null(pc.is_in(origin, value_set=pa.array(sorted(STATED))))
+    stated_day: Column = pc.if_else(said, days, pa.scalar(None, pa.int32()))
+    ruled = state["effective_date"].cast(pa.date32()).cast(pa.int32())
     stated = pc.max_element_wise(stated_day, ruled)  # nulls skipped
     stated_max = groups.reduce(_filled(stated), np.maximum)
     weak_max = groups.reduce(_filled(days), np.maximum)
@@ -64,7 +61,7 @@ def evidence(state: pa.Table) -> np.ndarray:
     return per_row
 
 
-def in_force(rulings: pa.Table, state: pa.Table) -> tuple[Any, Any]:
+def in_force(rulings: pa.Table, state: pa.Table) -> tuple[Mask, Mask]:
     """Per RULINGS row: (`current`, `source_current`), both boolean arrays.
 
     `source_current`: the ruling is in the latest snapshot of a (card, source), as STATE
@@ -74,7 +71,7 @@ def in_force(rulings: pa.Table, state: pa.Table) -> tuple[Any, Any]:
     """
     ruling_keys, state_keys, fresh = _fresh_rows(rulings, state)
     source_current = pc.is_in(ruling_keys, value_set=pc.unique(state_keys))
-    fresh_keys = pc.unique(_combined(state_keys).filter(fresh))
+    fresh_keys = pc.unique(whole(state_keys).filter(fresh))
     return pc.is_in(ruling_keys, value_set=fresh_keys), source_current
 
 
@@ -86,14 +83,14 @@ def freshest_sources(rulings: pa.Table, state: pa.Table) -> set[tuple[str | None
     return set(zip(cards, sources, strict=True))
 
 
-def _fresh_rows(rulings: pa.Table, state: pa.Table) -> tuple[Any, Any, Any]:
+def _fresh_rows(rulings: pa.Table, state: pa.Table) -> tuple[Column, Column, Mask]:
     """The rulings' key codes, the state's, and which state rows a freshest source holds."""
     ruling_keys, state_keys = codes([rulings.select(KEY), state.select(KEY)], KEY)
     if not state.num_rows:
         return ruling_keys, state_keys, pa.array([], pa.bool_())
     where = pc.index_in(state_keys, value_set=ruling_keys)
-    langs: Any = pc.take(rulings["lang"].cast(pa.string()), where)
-    langs = pc.fill_null(langs, "und")
+    langs: Column = pc.take(rulings["lang"].cast(pa.string()), where)
+    langs = filled(langs, pa.scalar("und"))
     groups = pa.Table.from_arrays([_groups(state), langs], names=["group", "lang"])
     [group_codes] = codes([groups], ["group", "lang"])
     score = evidence(state)
@@ -104,29 +101,28 @@ def _fresh_rows(rulings: pa.Table, state: pa.Table) -> tuple[Any, Any, Any]:
     return ruling_keys, state_keys, pa.array(score == best)
 
 
-def _combined(column: Any) -> Any:  # noqa: ANN401 - Arrow in and out
-    """COLUMN as one array."""
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-
-
-def _filled(days: Any) -> np.ndarray:  # noqa: ANN401 - an Arrow int32 column with nulls
+def _filled(days: Column) -> np.ndarray:  # int32 with nulls
     """DAYS as int64, a null as the stalest score."""
-    return np.asarray(pc.fill_null(days.cast(pa.int64()), _NONE).to_numpy(zero_copy_only=False))
+    days = filled(days.cast(pa.int64()), pa.scalar(_NONE, pa.int64()))
+    return np.asarray(days.to_numpy(zero_copy_only=False))
 
 
 def _snapshots(state: pa.Table) -> pa.Table:
     """Each row's snapshot: its card, else its oracle id, else nothing (null), with its source."""
-    oracle = _join(pa.scalar(_SNAPSHOT + "oracle "), state["oracle_id"].cast(pa.string()), "")
+    oracle = joined(
+        pa.scalar(_SNAPSHOT + "oracle "), state["oracle_id"].cast(pa.string()), separator=""
+    )
     snap = pc.coalesce(state["card"].cast(pa.string()), oracle)
     return pa.Table.from_arrays([snap, state["source"].cast(pa.string())], names=["snap", "source"])
 
 
-def _groups(state: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string column
+def _groups(state: pa.Table) -> Column:
     """The group each STATE row's freshness is weighed in (its card; see the module)."""
     snaps = _snapshots(state)
     numbered = pc.is_valid(state["rule_id"])
-    own = _join(pa.scalar(_SNAPSHOT + "source "), snaps["source"], "")
-    return pc.coalesce(snaps["snap"], pc.if_else(numbered, pa.scalar(_SNAPSHOT + "rules"), own))
+    own = joined(pa.scalar(_SNAPSHOT + "source "), snaps["source"], separator="")
+    rules_or_own: Column = pc.if_else(numbered, pa.scalar(_SNAPSHOT + "rules"), own)
+    return pc.coalesce(snaps["snap"], rules_or_own)
 
 
 __all__ = ["STATED", "evidence", "freshest_sources", "in_force"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import listed, lookup, replace_column, strings
+from pipeline.columns import Mask, listed, lookup, replace_column, strings
 from pipeline.errors import UsageError
 from pipeline.folding import card_files
 from pipeline.folding.infer import NameIndex, Verdict, describe, evidence, infer
@@ -173,7 +173,7 @@ def _by_oracle_where_shared(
     """TABLE with a card titled by a name of several cards named by its oracle id, if known."""
     if not shared:
         return table
-    cards: Any = table["card"].cast(pa.string())
+    cards = table["card"].cast(pa.string())
     distinct = listed(pc.unique(cards).drop_null())
     ambiguous = pa.array(sorted(c for c in distinct if card_key(c) in shared), pa.string())
     by_oracle = lookup(table["oracle_id"], catalog.name_of)
@@ -185,7 +185,7 @@ def _by_oracle_where_shared(
     return replace_column(table, "card_origin", origin)
 
 
-def _is_ruling(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow boolean array
+def _is_ruling(table: pa.Table) -> Mask:
     return pc.equal(table["kind"], pa.scalar(Kind.RULING.value))
 
 

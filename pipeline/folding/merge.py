@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import distinct_texts, listed, lookup, replace_column, strings
+from pipeline.columns import Column, distinct_texts, listed, lookup, replace_column, strings, whole
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import ROW_ORDER, RULING_KEY, RULINGS, in_memory, make_schema
@@ -98,7 +96,7 @@ def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
     gives is detected here.
     """
     firsts = first_rows(sightings, ["text_hash"], where=pc.is_null(sightings["lang"]))
-    texts = sightings[RULING_TEXT].take(firsts).cast(pa.string())
+    texts: Column = sightings[RULING_TEXT].take(firsts).cast(pa.string())
     text_hashes = sightings["text_hash"].take(firsts).cast(pa.string())
     detected = remembered()
     found = pc.coalesce(
@@ -106,7 +104,7 @@ def assign_languages(sightings: pa.Table, known: dict[str, str]) -> pa.Table:
         lookup(texts, detected) if detected else pa.nulls(len(firsts), pa.string()),
     )
     # One array each: replace_with_mask takes no chunked mask (texts of many chunks).
-    texts, found = _whole(texts), _whole(found)
+    texts, found = whole(texts), whole(found)
     missing = pc.is_null(found)
     if pc.any(missing).as_py():
         own = [detect_language(text) for text in strings(texts.filter(missing))]
@@ -141,8 +139,3 @@ def carry_rule_dates(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     return replace_column(
         sightings, "effective_date", pc.coalesce(carried, sightings["effective_date"])
     )
-
-
-def _whole(values: Any) -> Any:  # noqa: ANN401 - an Arrow array, chunked or not
-    """VALUES as one Arrow array."""
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values

@@ -11,12 +11,12 @@ run says so, naming the cards.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import listed, lookup, replace_column
+from pipeline.columns import Column, false_if_null, joined, listed, lookup, replace_column
 from pipeline.models import CardOrigin
 from pipeline.schema import NAMES
 from pipeline.text.normalize import card_key, card_name
@@ -56,12 +56,9 @@ def learned(stored: pa.Table, found: Iterable[LocalName], run: int) -> pa.Table:
     return table.take(pc.sort_indices(table, sort_keys=[(name, "ascending") for name in order]))
 
 
-def _triples(names: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string column
+def _triples(names: pa.Table) -> Column:
     """Each row's (name, language, card) as one string."""
-    return _join(names["name"], names["lang"], names["card"], "\x00")
-
-
-_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
+    return joined(names["name"], names["lang"], names["card"], separator="\x00")
 
 
 def english_names(names: pa.Table) -> dict[str, str]:
@@ -71,7 +68,7 @@ def english_names(names: pa.Table) -> dict[str, str]:
     """
     if not names.num_rows:
         return {}
-    cards: Any = names["card"].cast(pa.string()).combine_chunks()
+    cards = names["card"].cast(pa.string()).combine_chunks()
     keys = pa.array([name.casefold() for name in listed(names["name"])], pa.string())
     grouped = pa.table({"key": keys, "card": cards}).group_by("key", use_threads=False)
     meanings = grouped.aggregate([("card", "count_distinct"), ("card", "min")])
@@ -104,8 +101,8 @@ def unresolved(table: pa.Table, shared: Mapping[str, tuple[str, ...]]) -> list[s
     """
     if not shared or not table.num_rows:
         return []
-    origin: Any = table["card_origin"].cast(pa.string())
-    titled: Any = pc.fill_null(pc.equal(origin, pa.scalar(CardOrigin.TITLE.value)), False)  # noqa: FBT003
+    origin = table["card_origin"].cast(pa.string())
+    titled = false_if_null(pc.equal(origin, pa.scalar(CardOrigin.TITLE.value)))
     rows = table.select(["source_path", "card"]).filter(titled)
     pairs = {
         (path, card)
@@ -130,7 +127,7 @@ def renamed(table: pa.Table, english: Mapping[str, str]) -> pa.Table:
     if not english or not table.num_rows:
         return table
     column = table["card"]
-    distinct: Any = pc.unique(column.cast(pa.string())).drop_null()
+    distinct = pc.unique(column.cast(pa.string())).drop_null()
     found = aliases(listed(distinct), english)
     if not found:
         return table

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import as_dictionary, encoded, lookup, replace_column, strings, used_only
+from pipeline.columns import (
+    Column,
+    Dictionary,
+    as_dictionary,
+    encoded,
+    lookup,
+    replace_column,
+    strings,
+    used_only,
+)
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import make_schema
 from pipeline.text.normalize import SYMBOL_PATTERN, fold, skeleton_of_folded
@@ -102,11 +111,11 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
     )
     table = replace_column(table, RULING_TEXT, _with_texts(table, repaired))
     new_hash = lookup(table["text_hash"], {h: new for h, (new, _) in repaired.items()})
-    hashes = pc.dictionary_encode(pc.coalesce(new_hash, table["text_hash"]))
-    return replace_column(table, "text_hash", hashes), warnings
+    renamed: Column = pc.coalesce(new_hash, table["text_hash"])
+    return replace_column(table, "text_hash", pc.dictionary_encode(renamed)), warnings
 
 
-def _with_texts(table: pa.Table, repaired: dict[str, tuple[str, str]]) -> Any:  # noqa: ANN401
+def _with_texts(table: pa.Table, repaired: dict[str, tuple[str, str]]) -> Dictionary:
     """The ruling_text column with the repaired rows pointing at their rulings' texts."""
     column = as_dictionary(table[RULING_TEXT])
     dictionary = pa.concat_arrays(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import listed, lookup, strings
+from pipeline.columns import Column, listed, lookup, strings
 from pipeline.folding.names import renamed
 from pipeline.publishing.dataset import (
     card_sightings,
@@ -90,7 +90,7 @@ class Dataset:
         """The latest run of the pinned version (0 before the first)."""
         return self._version.last_run
 
-    def _table(self, name: str, **options: Any) -> pa.Table:  # noqa: ANN401
+    def _table(self, name: str, **options: Unpack[store.ReadOptions]) -> pa.Table:
         # Plain strings for analysts (the stages hold `text` dictionary-encoded).
         return self._version.table(name, **options).cast(TABLES[name])
 
@@ -184,7 +184,7 @@ class Dataset:
         if stale_only:
             table = table.filter(pc.field("original_current") == False)  # noqa: E712 - Arrow
         rulings = self._version.table("rulings").select(["text_hash", "card", "text"])
-        both: list[Any] = [*table["text_hash"].chunks, *table["original_text_hash"].chunks]
+        both = [*table["text_hash"].chunks, *table["original_text_hash"].chunks]
         hashes = pc.unique(pa.chunked_array(both, pa.string()))
         wanted = rulings.filter(pc.is_in(rulings["text_hash"].cast(pa.string()), value_set=hashes))
         wanted = wanted.cast(make_schema([pa.field(n, pa.string()) for n in wanted.column_names]))
@@ -307,7 +307,7 @@ def _carries(out: Path) -> bool:
     return "carried" in pq.read_schema(last).names
 
 
-def _texts_of(hashes: Any, cards: Any, rulings: pa.Table) -> Any:  # noqa: ANN401 - Arrow
+def _texts_of(hashes: Column, cards: Column, rulings: pa.Table) -> Column:
     """The text of each of HASHES as the ruling of its card prints it, else as any does.
 
     Rulings of one hash may print it differently (typographic quotes): of several, the

@@ -158,9 +158,9 @@ def changeset(
     picked = changes.filter(pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64())))
     # First sightings are counted per (card, source), in Arrow: a first ingest has as many
     # of them as it read rulings, and the changelog only says how many each card had.
-    seen_first: Any = picked["first_seen"]
+    seen_first = picked["first_seen"]
     firsts = picked.filter(seen_first)
-    numbered: Any = pc.is_valid(firsts["new_rule_id"])
+    numbered = pc.is_valid(firsts["new_rule_id"])
     counts = (
         firsts.filter(pc.invert(numbered))
         .group_by(["card", "source"], use_threads=False)

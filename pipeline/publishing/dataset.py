@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import strings
+from pipeline.columns import Mask, strings
 from pipeline.diffing.history import (
     HistoryEntry,
     card_history,
@@ -174,7 +174,7 @@ def rule_histories(version: store.Version) -> dict[str, list[HistoryEntry]]:
     source is a version of it, so a rule a release dropped is gone as of that release.
     """
 
-    def rules(part: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+    def rules(part: pa.Table) -> Mask:
         return pc.and_(pc.is_null(part["card"]), pc.equal(part["kind"], pa.scalar("rule")))
 
     sightings = version.table("sightings", content=Content(("card", "kind"), rules))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import strings
+from pipeline.columns import Mask, strings
 from pipeline.diffing.history import HistoryEntry, history_of, is_rule_change
 from pipeline.folding.merge import known_languages
 from pipeline.folding.names import renamed
@@ -181,7 +181,7 @@ class SiteData:
         latest = latest_versions(self.version.table("state"))
         rules = []
 
-        def late(part: pa.Table) -> Any:  # noqa: ANN401 - a boolean column
+        def late(part: pa.Table) -> Mask:
             # Each part is filtered as it is read: a run that read every card again keeps
             # only its late rows, and only theirs get their texts back.
             rules.append(pc.any(pc.equal(text_column(part, "kind"), pa.scalar("rule"))).as_py())

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import strings
+from pipeline.columns import Column, Mask, false_if_null, joined, strings
 from pipeline.diffing.in_force import freshest_sources
 from pipeline.publishing.slugs import slugs
 from pipeline.publishing.templating import rule_numbers
@@ -37,7 +37,7 @@ def plain_rows(table: pa.Table, columns: list[str]) -> list[dict[str, Any]]:
     return plain_table(table.select(columns)).to_pylist()
 
 
-def text_column(table: pa.Table, name: str) -> Any:  # noqa: ANN401 - an Arrow string column
+def text_column(table: pa.Table, name: str) -> Column:
     """Column NAME of TABLE as plain strings."""
     return table[name].cast(pa.string())
 
@@ -53,21 +53,17 @@ def latest_versions(state: pa.Table) -> pa.Table:
     return held.group_by("key", use_threads=False).aggregate([("held", "max")])
 
 
-def late_rows(read: pa.Table, latest: pa.Table) -> Any:  # noqa: ANN401 - a boolean column
+def late_rows(read: pa.Table, latest: pa.Table) -> Mask:
     """Which sightings of READ are of a version older than the latest one (latest_versions).
 
     A card's rows only: a row of no card is no card's page.
     """
     at = pc.index_in(_snapshot_key(read), value_set=latest["key"])
-    earlier: Any = pc.less(read["as_of"], pc.take(latest["held_max"], at))
-    return pc.fill_null(earlier, False)  # noqa: FBT003
+    return false_if_null(pc.less(read["as_of"], pc.take(latest["held_max"], at)))
 
 
-_join: Any = pc.binary_join_element_wise  # the stubs know only its expression form
-
-
-def _snapshot_key(table: pa.Table) -> Any:  # noqa: ANN401 - a string column, null without card
-    return _join(text_column(table, "card"), text_column(table, "source"), "\x00")
+def _snapshot_key(table: pa.Table) -> Column:  # null without a card
+    return joined(text_column(table, "card"), text_column(table, "source"), separator="\x00")
 
 
 def needed_texts(

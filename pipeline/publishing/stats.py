@@ -67,7 +67,7 @@ def dataset_stats(out: Path) -> dict[str, Any]:
     }
 
 
-def _counts(rulings: Any, current: Any, column: str) -> dict[str, dict[str, int]]:  # noqa: ANN401
+def _counts(rulings: pa.Table, current: pa.Table, column: str) -> dict[str, dict[str, int]]:
     everything = Counter(rulings[column].to_pylist())
     today = Counter(current[column].to_pylist())
     return {str(k): {"current": today.get(k, 0), "total": n} for k, n in sorted(everything.items())}

@@ -9,12 +9,12 @@ never by the last title the number was seen with.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import strings
+from pipeline.columns import Mask, strings
 from pipeline.storage.carry import Content
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def release_titles(version: store.Version, rulings: pa.Table) -> RuleTitles:
     as-of date (runs before the as-of dates were kept), each number's current title stands.
     """
 
-    def sections(part: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+    def sections(part: pa.Table) -> Mask:
         numbers = part["rule_id"].cast(pa.string())
         numbered = pc.and_(pc.is_null(part["card"]), pc.equal(part["kind"], pa.scalar("rule")))
         return pc.and_(numbered, pc.match_substring_regex(numbers, SECTION))  # null: dropped

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import encoded, replace_column, used_only
+from pipeline.columns import Column, Mask, encoded, false_if_null, replace_column, used_only
 from pipeline.errors import StoreError
 from pipeline.keys import codes
 from pipeline.schema import CARRY_COLUMNS, FILE_COLUMNS, PARTITION_KEY
@@ -48,9 +48,9 @@ class Content:
     """
 
     columns: tuple[str, ...]
-    keep: Callable[[pa.Table], Any]
+    keep: Callable[[pa.Table], Mask]
 
-    def __call__(self, table: pa.Table) -> Any:  # noqa: ANN401 - a boolean Arrow column
+    def __call__(self, table: pa.Table) -> Mask:
         """Which rows of TABLE to keep."""
         return self.keep(table)
 
@@ -125,7 +125,7 @@ def by_reference(new: pa.Table, base: pa.Table) -> pa.Table:
 def expanded(
     part: pa.Table,
     bases: Mapping[int, pa.Table],
-    content: Callable[[pa.Table], Any] | None = None,
+    content: Callable[[pa.Table], Mask] | None = None,
 ) -> pa.Table:
     """PART, one run's rows as stored, as the sightings it stands for, in their order.
 
@@ -144,7 +144,7 @@ def expanded(
     explicit = part.filter(explicit_mask).drop_columns(list(CARRY_COLUMNS))
     explicit_order = order[_array(explicit_mask)]
     if content is not None and explicit.num_rows:
-        accepted = pc.fill_null(content(explicit), pa.scalar(False))  # noqa: FBT003
+        accepted = false_if_null(content(explicit))
         explicit_order = explicit_order[_array(accepted)]
         explicit = explicit.filter(accepted)
     pieces.append(explicit)
@@ -173,7 +173,7 @@ def _expand_from(
     ranges: pa.Table,
     order: NDArray[np.int64],
     base: pa.Table,
-    content: Callable[[pa.Table], Any] | None,
+    content: Callable[[pa.Table], Mask] | None,
     run: int,
 ) -> tuple[pa.Table, NDArray[np.int64]]:
     """The sightings RANGES (carried rows of one base RUN) stand for, with their order keys."""
@@ -220,7 +220,7 @@ def _base_rows(bases: Mapping[int, pa.Table], run: int) -> pa.Table:
     return base
 
 
-def occurrence_keys(row_codes: list[Any]) -> list[NDArray[np.int64]]:
+def occurrence_keys(row_codes: list[pa.ChunkedArray[Any]]) -> list[NDArray[np.int64]]:
     """A key per row of each of the tables ROW_CODES are of, equal for the k-th of equal rows.
 
     Each key is its row's code and how many rows of its table before it have the same code.
@@ -244,12 +244,12 @@ def occurrence_keys(row_codes: list[Any]) -> list[NDArray[np.int64]]:
     return [ids * width + occurrence for ids, occurrence in zip(parts, occurrences, strict=True)]
 
 
-def _numbers(column: Any) -> NDArray[np.int64]:  # noqa: ANN401 - an Arrow integer column
+def _numbers(column: Column) -> NDArray[np.int64]:
     """An Arrow integer column without nulls as an int64 NumPy array."""
     return _array(column).astype(np.int64)
 
 
-def _array(column: Any) -> NDArray[Any]:  # noqa: ANN401 - an Arrow array, chunked or not
+def _array(column: Column) -> NDArray[Any]:
     """An Arrow column without nulls (integers, booleans) as a NumPy array."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
@@ -300,11 +300,11 @@ def _with_carry_columns(table: pa.Table) -> pa.Table:
     return table
 
 
-def _nulled(table: pa.Table, columns: list[str], mask: Any) -> pa.Table:  # noqa: ANN401
+def _nulled(table: pa.Table, columns: list[str], mask: Mask) -> pa.Table:
     """TABLE with COLUMNS null on the rows of MASK (dictionaries kept, cut to what is used)."""
     for name in columns:
-        column: Any = table[name].combine_chunks()
-        if pa.types.is_dictionary(column.type):
+        column = table[name].combine_chunks()
+        if isinstance(column, pa.DictionaryArray):
             nulls = pa.scalar(None, column.indices.type)
             indices = pc.if_else(mask, nulls, column.indices)
             values = used_only(encoded(indices, column.dictionary))

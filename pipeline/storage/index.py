@@ -19,14 +19,14 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import replace_column
+from pipeline.columns import Column, Mask, false_if_null, replace_column
 from pipeline.errors import StoreError
 from pipeline.keys import codes
 from pipeline.schema import CARRY_COLUMNS, FILE_COLUMNS, PARTITION_KEY
@@ -310,7 +310,7 @@ def cuts(index: Index, out: Path, runs: list[int], content: Content) -> tuple[pa
     carried = pc.is_valid(rows["carried"])
     ranges = rows.filter(pc.and_(in_runs, carried))
     bases = pc.unique(ranges["base_run"]).cast(pa.int64())
-    wanted = pc.and_(pc.invert(carried), pc.fill_null(content(rows), False))  # noqa: FBT003
+    wanted = pc.and_(pc.invert(carried), false_if_null(content(rows)))
     wanted = pc.and_(wanted, pc.or_(in_runs, pc.is_in(rows[PARTITION_KEY], value_set=bases)))
     kept_rows = rows.filter(wanted)
     # Those of bases the index does not hold are expanded from the parts themselves.
@@ -324,13 +324,13 @@ def cuts(index: Index, out: Path, runs: list[int], content: Content) -> tuple[pa
     return whole.drop_columns(["row"]), kept.take(order).drop_columns(["row"])
 
 
-def _overlapping(ranges: pa.Table, rows: pa.Table) -> Any:  # noqa: ANN401 - a boolean array
+def _overlapping(ranges: pa.Table, rows: pa.Table) -> Mask:
     """Which carried RANGES stand for some of ROWS, index rows written in full.
 
     The others stand for sightings a content filter drops: they need not be expanded.
     """
     if not ranges.num_rows or not rows.num_rows:
-        return pa.array(np.zeros(ranges.num_rows, dtype=bool))
+        return pa.array(np.zeros(ranges.num_rows, dtype=bool), pa.bool_())
     base = ranges.select(["base_run", "source_path"]).rename_columns([PARTITION_KEY, "source_path"])
     range_codes, row_codes = (
         c.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -341,7 +341,7 @@ def _overlapping(ranges: pa.Table, rows: pa.Table) -> Any:  # noqa: ANN401 - a b
     keys = np.sort((row_codes << _SHIFT) + rows["position"].to_numpy(zero_copy_only=False))
     start = (range_codes << _SHIFT) + ranges["base_position"].to_numpy(zero_copy_only=False)
     stop = start + ranges["carried"].to_numpy(zero_copy_only=False)
-    return pa.array(np.searchsorted(keys, start) < np.searchsorted(keys, stop))
+    return pa.array(np.searchsorted(keys, start) < np.searchsorted(keys, stop), pa.bool_())
 
 
 def _with_content(out: Path, rows: pa.Table) -> pa.Table:
@@ -369,7 +369,7 @@ def _with_content(out: Path, rows: pa.Table) -> pa.Table:
 def _as_stored(ranges: pa.Table) -> pa.Table:
     """RANGES, index rows of carried rows, as stored: every other column null."""
     schema = store.stored_schema("sightings")
-    columns: list[Any] = [
+    columns: list[Column] = [
         ranges[f.name].cast(f.type)
         if f.name in ranges.column_names and f.name != "card"
         else pa.nulls(ranges.num_rows, f.type)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import used_only
+from pipeline.columns import Column, listed, strings, true_count, used_only, whole
 from pipeline.limits import quiet_setting
 
 if TYPE_CHECKING:
@@ -29,22 +29,22 @@ TARGET_ROWS = quiet_setting("PIPELINE_SEGMENT_ROWS", 50_000)
 NO_CARD = "\x00"  # the group of the rows without a card: no card name holds this character
 
 
-def groups(table: pa.Table) -> Any:  # noqa: ANN401 - an Arrow string array
+def groups(table: pa.Table) -> pa.ChunkedArray[Any]:
     """The group of each row of TABLE: its card, or NO_CARD."""
-    return pc.fill_null(table["card"].cast(pa.string()), pa.scalar(NO_CARD))
+    return table["card"].cast(pa.string()).fill_null(pa.scalar(NO_CARD))
 
 
 @dataclass(frozen=True, slots=True)
 class Layout:
     """Which groups each segment holds, and how many rulings."""
 
-    members: Mapping[int, Any] = field(default_factory=dict)  # segment -> distinct groups
+    members: Mapping[int, pa.Array[Any]] = field(default_factory=dict)  # segment -> distinct groups
     rows: Mapping[int, int] = field(default_factory=dict)
 
     @staticmethod
     def of(segments: Mapping[int, pa.Table]) -> Layout:
         """The layout of rulings SEGMENTS (each needs its `card` column only)."""
-        members = {seg: pc.unique(groups(table)) for seg, table in segments.items()}
+        members = {seg: whole(pc.unique(groups(table))) for seg, table in segments.items()}
         return Layout(members, {seg: table.num_rows for seg, table in segments.items()})
 
 
@@ -58,7 +58,7 @@ class Plan:
     next_id: int  # the first unused segment number
 
 
-def plan(layout: Layout, wanted: Any) -> Plan:  # noqa: ANN401 - an Arrow string array
+def plan(layout: Layout, wanted: Column) -> Plan:
     """The segments holding any of the groups WANTED, and the one that new groups fill.
 
     The newest segment is loaded too when WANTED has groups no segment holds and it has
@@ -68,7 +68,7 @@ def plan(layout: Layout, wanted: Any) -> Plan:  # noqa: ANN401 - an Arrow string
     load = {seg for seg, held in layout.members.items() if pc.any(pc.is_in(held, wanted)).as_py()}
     everything = [held.cast(pa.string()) for held in layout.members.values()]
     held_any = pa.concat_arrays(everything) if everything else pa.array([], pa.string())
-    fresh = pc.sum(pc.invert(pc.is_in(wanted, value_set=held_any))).as_py() or 0
+    fresh = true_count(pc.invert(pc.is_in(wanted, value_set=held_any)))
     newest = max(layout.members, default=0)
     next_id = newest + 1
     open_segment = next_id
@@ -89,7 +89,7 @@ class Cut:
     """
 
     source: pa.Table
-    rows: Any  # indices into SOURCE, in the segment's order
+    rows: Column  # indices into SOURCE, in the segment's order
 
     @property
     def num_rows(self) -> int:
@@ -113,7 +113,7 @@ def split(tables: Mapping[str, pa.Table], chosen: Plan) -> dict[str, dict[int, C
     for name, table in tables.items():  # rulings count; a group only state holds counts 0
         counts = pc.value_counts(groups(table))
         for group, count in zip(
-            counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True
+            strings(counts.field("values")), listed(counts.field("counts")), strict=True
         ):
             sizes[group] = sizes.get(group, 0) + (count if name == "rulings" else 0)
     assign = _assign(sizes, chosen)
@@ -127,8 +127,7 @@ def split(tables: Mapping[str, pa.Table], chosen: Plan) -> dict[str, dict[int, C
         runs = pc.value_counts(segment_of)
         found: dict[int, Cut | None] = dict.fromkeys(chosen.load)
         start = 0
-        ids: list[Any] = runs.field("values").to_pylist()
-        sizes_of: list[Any] = runs.field("counts").to_pylist()
+        ids, sizes_of = listed(runs.field("values")), listed(runs.field("counts"))
         for seg, count in sorted(zip(ids, sizes_of, strict=True)):
             found[seg] = Cut(table, order.slice(start, count))
             start += count

@@ -18,14 +18,22 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import filelock
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import as_dictionary, encoded, replace_column, used_only
+from pipeline.columns import (
+    Column,
+    Mask,
+    as_dictionary,
+    encoded,
+    false_if_null,
+    replace_column,
+    used_only,
+)
 from pipeline.errors import LockBusyError, StoreError, UsageError
 from pipeline.keys import codes
 from pipeline.reading.read import escaped
@@ -221,8 +229,8 @@ def read_table(
     base: Path | None = None,
     runs: Iterable[int] | None = None,
     upto: int | None = None,
-    where: Callable[[pa.Table], Any] | None = None,
-    content: Callable[[pa.Table], Any] | None = None,
+    where: Callable[[pa.Table], Mask] | None = None,
+    content: Callable[[pa.Table], Mask] | None = None,
 ) -> pa.Table:
     """Read table NAME, migrated to the current schema; empty if the dataset lacks it.
 
@@ -267,8 +275,8 @@ def _selected_sightings(
     out: Path,
     base: Path | None,
     runs: list[int],
-    content: Callable[[pa.Table], Any],
-    where: Callable[[pa.Table], Any] | None,
+    content: Callable[[pa.Table], Mask],
+    where: Callable[[pa.Table], Mask] | None,
 ) -> pa.Table:
     """The sightings of RUNS that CONTENT (and WHERE) keep, expanded in one pass.
 
@@ -308,7 +316,7 @@ def _selected_sightings(
 
 
 def _indexed(
-    out: Path, base: Path | None, runs: list[int], content: Callable[[pa.Table], Any]
+    out: Path, base: Path | None, runs: list[int], content: Callable[[pa.Table], Mask]
 ) -> tuple[pa.Table, pa.Table, set[int], set[int]] | None:
     """What the version's sightings index (index.py) tells of RUNS, or None if nothing.
 
@@ -336,7 +344,7 @@ class _Cut:
     carried rows' own, and read whole only if some row written in full is kept.
     """
 
-    def __init__(self, out: Path, content: Callable[[pa.Table], Any]) -> None:
+    def __init__(self, out: Path, content: Callable[[pa.Table], Mask]) -> None:
         self.out, self.content, self.reader = out, content, _Bases(out)
         self.light: set[str] | None = None
         if isinstance(content, Content):
@@ -349,7 +357,7 @@ class _Cut:
             empty = _stored_schema("sightings").empty_table()
             return empty, empty
         stored = _read_file(path, "sightings", run=run, raw=True, columns=self.light)
-        accepted = pc.fill_null(self.content(stored), False)  # noqa: FBT003
+        accepted = false_if_null(self.content(stored))
         carried = pc.is_valid(stored["carried"])
         whole = pc.and_(accepted, pc.invert(carried))
         if self.light is not None:
@@ -370,8 +378,8 @@ def _with_columns(stored: pa.Table) -> pa.Table:
 
 
 def _both(
-    first: Callable[[pa.Table], Any] | None, second: Callable[[pa.Table], Any] | None
-) -> Callable[[pa.Table], Any] | None:
+    first: Callable[[pa.Table], Mask] | None, second: Callable[[pa.Table], Mask] | None
+) -> Callable[[pa.Table], Mask] | None:
     """One filter of the rows FIRST and SECOND both keep (either may be None)."""
     if first is None or second is None:
         return first or second
@@ -385,8 +393,8 @@ def iter_parts(
     base: Path | None = None,
     runs: Iterable[int] | None = None,
     upto: int | None = None,
-    where: Callable[[pa.Table], Any] | None = None,
-    content: Callable[[pa.Table], Any] | None = None,
+    where: Callable[[pa.Table], Mask] | None = None,
+    content: Callable[[pa.Table], Mask] | None = None,
 ) -> Iterator[pa.Table]:
     """The parts of partitioned table NAME, one table per run, in run order (see read_table)."""
     wanted = None if runs is None else set(runs)
@@ -401,7 +409,7 @@ def iter_parts(
                 path = part_path(out, name, run)
                 if isinstance(content, Content):  # its columns first: most parts have none
                     some = _read_file(path, name, run=run, columns=content.columns)
-                    if not pc.any(pc.fill_null(content(some), False)).as_py():  # noqa: FBT003
+                    if not pc.any(false_if_null(content(some))).as_py():
                         continue
                 table = _read_file(path, name, run=run)
                 if content is not None and table.num_rows:
@@ -604,7 +612,7 @@ def without_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     read_of = pc.divide(distinct, width)  # integer division
     ruling_of = pc.subtract(distinct, pc.multiply(read_of, width))
     equal = pc.equal(read.dictionary.take(read_of), ruling.dictionary.take(ruling_of))
-    same = pc.fill_null(pc.take(equal, pc.index_in(pairs, value_set=distinct)), False)  # noqa: FBT003
+    same = false_if_null(pc.take(equal, pc.index_in(pairs, value_set=distinct)))
     kept = pc.if_else(same, pa.scalar(None, read.indices.type), read.indices)
     text = used_only(encoded(kept, read.dictionary))
     return replace_column(sightings, "text", text.cast(sightings.schema.field("text").type))
@@ -623,7 +631,7 @@ def with_ruling_texts(sightings: pa.Table, rulings: pa.Table) -> pa.Table:
     return replace_column(sightings, "text", filled.cast(sightings.schema.field("text").type))
 
 
-def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
+def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Column:
     """The text of the ruling each row of SIGHTINGS is keyed to (else one of its hash).
 
     Of many rulings only those of SIGHTINGS' text hashes are keyed, and only the texts
@@ -648,10 +656,18 @@ def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN40
     return texts
 
 
-def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Any:  # noqa: ANN401
+def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Column:
     """The row of RULINGS each row of SIGHTINGS is keyed to (null if none is)."""
     sighting_codes, ruling_codes = codes([sightings.select(_KEY), rulings.select(_KEY)], _KEY)
     return pc.index_in(sighting_codes, value_set=ruling_codes)
+
+
+class ReadOptions(TypedDict, total=False):
+    """The options of read_table a pinned Version passes on (its own base and horizon aside)."""
+
+    runs: Iterable[int] | None
+    where: Callable[[pa.Table], Mask] | None
+    content: Callable[[pa.Table], Mask] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -666,11 +682,11 @@ class Version:
     base: Path
     last_run: int
 
-    def table(self, name: str, **options: Any) -> pa.Table:  # noqa: ANN401
+    def table(self, name: str, **options: Unpack[ReadOptions]) -> pa.Table:
         """Table NAME of this version (see read_table for OPTIONS)."""
         return read_table(self.out, name, base=self.base, upto=self.last_run, **options)
 
-    def parts(self, name: str, **options: Any) -> Iterator[pa.Table]:  # noqa: ANN401
+    def parts(self, name: str, **options: Unpack[ReadOptions]) -> Iterator[pa.Table]:
         """The parts of partitioned table NAME of this version, one per run."""
         if legacy(self.out, self.base):
             yield self.table(name, **options)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlparse
 
 from lxml import etree
@@ -185,7 +185,7 @@ def _elements(tree: lxml_html.HtmlElement, path: str) -> list[lxml_html.HtmlElem
     )
 
 
-def _element_text(element: Any) -> str:  # noqa: ANN401 - an lxml element
+def _element_text(element: etree._Element) -> str:
     """An lxml cell's text, with symbol images as tokens and links as their text."""
     parts = [element.text or ""]
     for child in element:
