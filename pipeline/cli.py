@@ -354,7 +354,8 @@ def _render(fmt: str, changes: Changeset) -> str:
 def history_command(card: str | None, rule: str | None, out: Path) -> None:
     """Every version of every ruling of CARD, or of rule --rule, oldest first.
 
-    Each with when it came and when it went (or "current").
+    Each with when it came and when it went; one its source still carries is "in force" or,
+    where a fresher source of the card does not carry it, "stale source" (a rule: "current").
     """
     if (card is None) == (rule is None):
         which = "not both" if card is not None else "one of them"
@@ -367,7 +368,8 @@ def history_command(card: str | None, rule: str | None, out: Path) -> None:
     for e in entries:
         came = f"{e.as_of} (run {e.appeared})" if e.as_of else f"run {e.appeared}"
         went = f"{e.gone_as_of} (run {e.disappeared})" if e.gone_as_of else f"run {e.disappeared}"
-        span = f"{came} until {went}" if e.disappeared else f"since {came}, current"
+        now = "current" if e.in_force is None else ("in force" if e.in_force else "stale source")
+        span = f"{came} until {went}" if e.disappeared else f"since {came}, {now}"
         date = str(e.effective_date or "undated")
         _echo(f"{date:<10}  {span:<44}  [{e.source}]  {e.text}")
         if e.translates:

@@ -253,7 +253,7 @@ def test_history_command(scenario: Path) -> None:
     gone = [line for line in lines if re.search(r"\(run 1\) until \S+ \(run 2\)", line)]
     assert len(gone) == 16
     assert any("each card you own in exile" in line for line in gone)
-    kept = [line for line in lines if re.search(r"since \S+ \(run 1\), current", line)]
+    kept = [line for line in lines if re.search(r"since \S+ \(run 1\), in force", line)]
     assert len(kept) == 1
     assert "Time counters are usually found" in kept[0]
     code, _, stderr = _cli("history", "tenth doctor", "--out", str(scenario))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import shutil
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -188,6 +190,14 @@ def test_today_holds_one_wording_of_rift_bolt(tmp_path: Path) -> None:
     figures = json.loads(shown.output)["rulings"]
     assert figures["stale_source"] == 15  # MTGJSON's 2022 Rift Bolt rulings
     assert figures["current"] + figures["stale_source"] + figures["historical"] == figures["total"]
+    history = CliRunner().invoke(cli, ["history", "Rift Bolt", "--out", str(out)]).output
+    marks = [
+        re.search(r"\), (in force|stale source) +\[(\S+)\]", line) for line in history.splitlines()
+    ]
+    assert Counter((m[2], m[1]) for m in marks if m) == {
+        ("mtgjson", "stale source"): 15,  # still in its source, not in force
+        ("rift-bolt.txt", "in force"): 13,  # the 2024 English wording and the Korean rulings
+    }
 
 
 def _build_2025(tmp_path: Path) -> Path:

@@ -475,6 +475,9 @@ class HistoryEntry:
     gone_as_of: dt.date | None = None  # the as-of date of that later version
     translates: str | None = None  # a translation's English original
     translates_fate: str | None = None  # "current", or when the original was amended or removed
+    # Of a version its source still carries: whether it is in force today, across the card's
+    # sources (diffing/in_force.py); None where that was not weighed.
+    in_force: bool | None = None
 
 
 _VersionKey = tuple[dt.date, int]

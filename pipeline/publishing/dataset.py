@@ -30,6 +30,7 @@ from pipeline.publishing.changelog import (
     stale_translations,
 )
 from pipeline.publishing.titles import current_titles, release_titles
+from pipeline.publishing.today import weighed_rulings
 from pipeline.reading.read import escaped
 from pipeline.schema import TABLES
 from pipeline.storage import store
@@ -132,13 +133,14 @@ def load_history(out: Path, card: str, version: store.Version | None = None) -> 
     name = english_of(version).get(card_key(name), name)  # a translated name: its card's
     entries = _history_of(version, name)
     if entries:
-        return _with_originals(entries, name, version)
+        return _in_force(_with_originals(entries, name, version), name, version)
     cards = version.table("rulings")["card"]
     names = sorted({c for c in pc.unique(cards).to_pylist() if c})
     wanted = card_key(card)
     same = [n for n in names if card_key(n) == wanted]
     if same:  # another case, or a spelling stored names fold alike
-        return _with_originals(_history_of(version, same[0]), same[0], version)
+        return _in_force(_with_originals(_history_of(version, same[0]), same[0], version),
+                         same[0], version)  # fmt: skip
     close = [n for n in names if wanted in card_key(n)][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     msg = f"no rulings of card {card!r} in {out}{hint}"
@@ -248,6 +250,22 @@ def cards_sightings(version: store.Version, cards: set[str]) -> pa.Table:
     stored = {alias for alias, card in translated_names(version).items() if card in cards}
     sightings = version.table("sightings", content=of_cards(cards | stored))
     return renamed(sightings, english_of(version))
+
+
+def _in_force(entries: list[HistoryEntry], card: str, version: store.Version) -> list[HistoryEntry]:
+    """ENTRIES, each version its source still carries marked in force or not (across sources).
+
+    A card read from a 2022 MTGJSON file and a 2024 dump has both suspend wordings still in
+    their sources; only the freshest source's are in force (docs/dataset.md, "In force today").
+    """
+    rulings = weighed_rulings(version)
+    mine = rulings.filter(pc.and_(pc.equal(rulings["card"], pa.scalar(card)), rulings["current"]))
+    keys = set(zip(strings(mine["text_hash"]), mine["effective_date"].to_pylist(), strict=True))
+    return [
+        entry if entry.disappeared is not None
+        else replace(entry, in_force=(entry.text_hash, entry.effective_date) in keys)
+        for entry in entries
+    ]  # fmt: skip
 
 
 def _with_originals(
