@@ -393,7 +393,9 @@ def _checkpoint() -> None:
     if step == _CRASH_AT:
         os.kill(os.getpid(), signal.SIGKILL)
     if step == _INTERRUPT_AT:
-        os.kill(os.getpid(), signal.SIGINT)
+        # To the main thread, as a terminal's Ctrl-C reaches it: sent from the parts' thread
+        # to the process, it could be taken by that thread and handled late.
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
 
 def _write_durable(path: Path, table: pa.Table, name: str) -> None:
