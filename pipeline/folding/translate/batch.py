@@ -152,7 +152,7 @@ def traits(texts: Sequence[str], langs: Sequence[str]) -> Traits:
     """features.traits() of each (TEXTS[n], LANGS[n]), as columns; the same features."""
     size = len(texts)
     word_parts: list[tuple[NDArray[np.int64], Column]] = []
-    anchor_parts: list[tuple[NDArray[np.int64], NDArray[np.int64], Column]] = []
+    anchor_parts: list[tuple[NDArray[np.int64], Column]] = []
     sentences = np.ones(size, dtype=np.int64)
     lengths = np.zeros(size, dtype=np.float64)
     mark_parts: list[tuple[NDArray[np.int64], list[str]]] = []
@@ -186,20 +186,14 @@ def traits(texts: Sequence[str], langs: Sequence[str]) -> Traits:
             (np.full(len(one.words), row, np.int64), pa.array(one.words, pa.string()))
         )
         anchor_parts.append(
-            (
-                np.full(len(one.anchors), row, np.int64),
-                np.arange(len(one.anchors), dtype=np.int64),
-                pa.array(one.anchors, pa.string()),
-            )
+            (np.full(len(one.anchors), row, np.int64), pa.array(one.anchors, pa.string()))
         )
         sentences[row], lengths[row] = one.shape
     marks = _marks(size, mark_parts, bracket_count, paused_any)
     for row in np.flatnonzero(alone).tolist():
         marks[row] = F.traits(texts[row], langs[row]).marks
     word_rows, words = _ordered(word_parts)
-    anchor_rows, anchors = _ordered(
-        [(r, t) for r, _, t in anchor_parts], [o for _, o, _ in anchor_parts]
-    )
+    anchor_rows, anchors = _ordered(anchor_parts)
     return Traits(size, word_rows, words, anchor_rows, anchors, sentences, lengths, marks)
 
 
@@ -217,7 +211,7 @@ def _language(
     rows: NDArray[np.int64],
     *,
     word_parts: list[tuple[NDArray[np.int64], Column]],
-    anchor_parts: list[tuple[NDArray[np.int64], NDArray[np.int64], Column]],
+    anchor_parts: list[tuple[NDArray[np.int64], Column]],
     mark_parts: list[tuple[NDArray[np.int64], list[str]]],
 ) -> str:
     """Word features, anchors, marks' symbols and numbers of a language's PREPARED texts.
@@ -236,12 +230,12 @@ def _language(
         names.tokens.filter(long_enough),
     )
     # Anchors: symbols, numbers, then names, each kind in text order (features._anchors).
-    for kind, found, made in (
-        (0, symbols, _prefixed(ANCHOR, _lowered(symbols.tokens))),
-        (1, numbers, _prefixed(ANCHOR + "#", numbers.tokens)),
-        (2, names, _prefixed(ANCHOR + "@", _lowered(names.tokens))),
+    for found, made in (
+        (symbols, _prefixed(ANCHOR, _lowered(symbols.tokens))),
+        (numbers, _prefixed(ANCHOR + "#", numbers.tokens)),
+        (names, _prefixed(ANCHOR + "@", _lowered(names.tokens))),
     ):
-        anchor_parts.append((rows[found.rows], np.full(len(found.rows), kind, np.int64), made))
+        anchor_parts.append((rows[found.rows], made))
     lowered = NUMBER.sub(" ", plain).lower()
     word_parts.append(_words(lowered, lang, rows))
     # The marks are of the text with its pauses made one character (features.marks): a
@@ -313,20 +307,19 @@ def _bigrams(lowered: str, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], 
     second = np.where(after[starts], points[np.minimum(starts + 1, len(points) - 1)], 0)
     pairs = np.stack([points[starts], second], axis=1).astype(np.uint32).copy()
     tokens = pairs.view("<U2").reshape(-1)
-    return rows[row_of[starts]], pa.array(tokens.tolist(), pa.string())
+    return rows[row_of[starts]], pa.array(tokens, pa.string())
 
 
-def _ordered(
-    parts: Sequence[tuple[NDArray[np.int64], Column]],
-    kinds: Sequence[NDArray[np.int64]] | None = None,
-) -> tuple[NDArray[np.int64], Column]:
-    """PARTS' (rows, tokens) as one column, rows in order (then KINDS, then found order)."""
+def _ordered(parts: Sequence[tuple[NDArray[np.int64], Column]]) -> tuple[NDArray[np.int64], Column]:
+    """PARTS' (rows, tokens) as one column, rows in order, each row's in the order of PARTS.
+
+    A row's tokens are in one part, or (anchors) in parts added in the order of its kinds.
+    """
     if not parts:
         return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
     rows = np.concatenate([r for r, _ in parts])
     tokens = pa.concat_arrays([t.cast(pa.string()) for _, t in parts])
-    keys = (rows,) if kinds is None else (np.concatenate(list(kinds)), rows)
-    order = np.lexsort((np.arange(len(rows)), *keys))
+    order = np.argsort(rows, kind="stable")
     return rows[order], tokens.take(order)
 
 
