@@ -95,6 +95,7 @@ class EnglishIndex:
         # (text, text): how alike the two are (card.similar_texts keeps them here).
         self.ratios: dict[tuple[int, int], float] = {}
         self._by_text: sparse.csr_array | None = None
+        self._runs: tuple[Queries, _Runs] | None = None
         # The lexicon's entries as this index's term ids, per (lang, feature), once each.
         self._entries = _Entries(self)
 
@@ -380,9 +381,12 @@ class EnglishIndex:
         # The options each pair's English text holds, found from the text's side (its terms
         # are fewer than the query's options): each term looked up in the batch's runs of
         # options (_runs), then put back in the order of the options, pair by pair.
-        runs = _runs(queries, len(self.vocabulary))
+        # A batch's runs serve its sure links and its rankings: made once (the last batch's).
+        if self._runs is None or self._runs[0] is not queries:
+            self._runs = (queries, _runs(queries, len(self.vocabulary)))
+        runs = self._runs[1]
         owner, at = _expand(arrays.doc_starts, pair_doc)
-        run = runs.table[pair_query[owner] * runs.width + arrays.doc_terms[at]]
+        run = runs.table[pair_query[owner] * runs.width + runs.column[arrays.doc_terms[at]]]
         hit = np.flatnonzero(run)
         owner, at, run = owner[hit], at[hit], run[hit] - 1
         if np.all(runs.starts[run + 1] - runs.starts[run] == 1):  # as most are: one option
@@ -704,29 +708,38 @@ class Queries(NamedTuple):
 class _Runs(NamedTuple):
     """A batch's options by (query, term): run R is rows[starts[R]:starts[R + 1]].
 
-    TABLE, query * width + term, holds R + 1 for the run of that query's options of that
-    term (0: the query has none).
+    TABLE, query * width + column[term], holds R + 1 for the run of that query's options of
+    that term (0: the query has none). COLUMN numbers the terms the batch's options reach,
+    in term order; every other term is the last column, which no run holds.
     """
 
     width: int
     table: NDArray[np.int32]
     starts: NDArray[np.int64]
     rows: NDArray[np.int64]
+    column: NDArray[np.int64]
 
 
-def _runs(queries: Queries, width: int) -> _Runs:
-    """The options of QUERIES grouped by (query, term), each group in option order."""
+def _runs(queries: Queries, vocabulary: int) -> _Runs:
+    """The options of QUERIES grouped by (query, term), each group in option order.
+
+    The table has a column per term the options reach, not per term of the VOCABULARY:
+    a batch's translations reach a part of it.
+    """
     query, term = queries.option_query, queries.option_term
-    width = max(1, width)
+    reached = np.unique(term)
+    column = np.full(max(1, vocabulary), len(reached), dtype=np.int64)
+    column[reached] = np.arange(len(reached), dtype=np.int64)
+    width = len(reached) + 1
     # Options come query by query: a stable sort by (query, term) keeps them in order.
-    keys = query * width + term
+    keys = query * width + column[term]
     rows = np.argsort(keys, kind="stable")
     change = np.ones(len(rows), dtype=np.bool_)
     change[1:] = keys[rows[1:]] != keys[rows[:-1]]
     first = np.flatnonzero(change)
     table = np.zeros(width * queries.size, dtype=np.int32)
     table[keys[rows[first]]] = np.arange(1, len(first) + 1, dtype=np.int32)
-    return _Runs(width, table, np.append(first, len(rows)).astype(np.int64), rows)
+    return _Runs(width, table, np.append(first, len(rows)).astype(np.int64), rows, column)
 
 
 def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
