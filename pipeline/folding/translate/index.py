@@ -94,7 +94,7 @@ class EnglishIndex:
         self._marks: dict[int, Marks] = {}
         # (text, text): how alike the two are (card.similar_texts keeps them here).
         self.ratios: dict[tuple[int, int], float] = {}
-        self._by_text: sparse.csr_array | None = None
+        self._by_term: sparse.csr_array | None = None
         self._runs: tuple[Queries, _Runs] | None = None
         # The lexicon's entries as this index's term ids, per (lang, feature), once each.
         self._entries = _Entries(self)
@@ -357,14 +357,16 @@ class EnglishIndex:
         size = bags.shape[0]
         if not len(self):
             return [[] for _ in range(size)]
-        if self._by_text is None:
-            from scipy import sparse  # noqa: PLC0415 - the index's __init__ imported it
-
-            self._by_text = sparse.csr_array(self.matrix.T.astype(np.float32))
-        columns = np.zeros((len(self.vocabulary), size), dtype=np.float32)
-        columns[bags.indices, np.repeat(np.arange(size), np.diff(bags.indptr))] = bags.data
-        cosine = self._by_text @ columns  # one row per English text, one column per query
-        return _best(cosine, count)
+        if self._by_term is None:
+            self._by_term = self.matrix.astype(np.float32)
+        # Only the terms the bags hold: the others' products are 0, and each sum adds the
+        # same products in the same (term) order, so the cosines are the same bits.
+        terms, column = np.unique(bags.indices, return_inverse=True)
+        columns = np.zeros((len(terms), size), dtype=np.float32)
+        columns[column, np.repeat(np.arange(size), np.diff(bags.indptr))] = bags.data
+        # One row per English text, one column per query.
+        cosine = self._by_term[terms].T @ columns
+        return _best(np.asarray(cosine, dtype=np.float32), count)
 
     def coverage_many(
         self, queries: Queries, pair_query: NDArray[np.int64], pair_doc: NDArray[np.int64]
