@@ -15,9 +15,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from itertools import chain, pairwise, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+import pyarrow.compute as pc
 
 from pipeline.folding.translate.features import ANCHOR, features, marks, shape
 from pipeline.folding.translate.terms import TermTable, term_table
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
     from scipy import sparse
 
+    from pipeline.folding.translate.batch import Column, Traits
     from pipeline.folding.translate.features import Marks
     from pipeline.folding.translate.lexicon import Lexicon
 
@@ -91,7 +94,8 @@ class EnglishIndex:
         self._marks: dict[int, Marks] = {}
         # (text, text): how alike the two are (card.similar_texts keeps them here).
         self.ratios: dict[tuple[int, int], float] = {}
-        self._by_text: sparse.csr_array | None = None
+        self._by_term: sparse.csr_array | None = None
+        self._runs: tuple[Queries, _Runs] | None = None
         # The lexicon's entries as this index's term ids, per (lang, feature), once each.
         self._entries = _Entries(self)
 
@@ -230,6 +234,51 @@ class EnglishIndex:
             len(featured), query[order], entry[order], counts[order].astype(np.float64)
         )
 
+    def ranked(self, traits: Traits, langs: Sequence[str], lexicon: Lexicon) -> Traits:
+        """TRAITS with each word feature's rank in its language's lexicon (sorted features).
+
+        Looked up once per distinct feature of a language (dictionary_encode).
+        """
+        names, codes = _codes(langs)
+        word_lang = codes[traits.word_rows]
+        ranks = np.full(len(traits.word_rows), -1, dtype=np.int64)
+        for code, lang in enumerate(names):
+            if lang not in lexicon:
+                continue
+            at = np.flatnonzero(word_lang == code)
+            ranks[at] = self._entries.ranks(lang, lexicon[lang], traits.words.take(at))
+        return traits._replace(word_ranks=ranks)
+
+    def mapped_traits(self, traits: Traits, langs: Sequence[str], lexicon: Lexicon) -> Queries:
+        """mapped() of texts given as batch.traits() columns, in LANGS: the same queries.
+
+        No Python per text: each language's word features are looked up as the batch's
+        distinct ones (dictionary_encode), the anchors counted per text in numpy.
+        """
+        entries = self._entries
+        names, codes = _codes(langs)
+        held = np.isin(codes, [n for n, name in enumerate(names) if name in lexicon])
+        word_lang = codes[traits.word_rows]
+        parts: list[tuple[NDArray[np.int64], ...]] = []
+        ranks = traits.word_ranks
+        if ranks is None:
+            ranks = self.ranked(traits, langs, lexicon).word_ranks
+            assert ranks is not None
+        for code, lang in sorted(enumerate(names), key=itemgetter(1)):
+            if lang in lexicon:
+                at = np.flatnonzero(word_lang == code)
+                parts.append(entries.found(lang, lexicon[lang], traits.word_rows[at], ranks[at]))
+        anchor_rows = traits.anchor_rows
+        kept = np.flatnonzero(held[anchor_rows]) if len(anchor_rows) else anchor_rows
+        parts.append(entries.anchors(codes, held, anchor_rows[kept], traits.anchors.take(kept)))
+        query, entry, counts, place, kind = (
+            np.concatenate(column) for column in zip(*parts, strict=True)
+        )
+        order = np.lexsort((place, kind, query))
+        return self._batch(
+            traits.size, query[order], entry[order], counts[order].astype(np.float64)
+        )
+
     def _batch(
         self,
         size: int,
@@ -308,14 +357,16 @@ class EnglishIndex:
         size = bags.shape[0]
         if not len(self):
             return [[] for _ in range(size)]
-        if self._by_text is None:
-            from scipy import sparse  # noqa: PLC0415 - the index's __init__ imported it
-
-            self._by_text = sparse.csr_array(self.matrix.T.astype(np.float32))
-        columns = np.zeros((len(self.vocabulary), size), dtype=np.float32)
-        columns[bags.indices, np.repeat(np.arange(size), np.diff(bags.indptr))] = bags.data
-        cosine = self._by_text @ columns  # one row per English text, one column per query
-        return _best(cosine, count)
+        if self._by_term is None:
+            self._by_term = self.matrix.astype(np.float32)
+        # Only the terms the bags hold: the others' products are 0, and each sum adds the
+        # same products in the same (term) order, so the cosines are the same bits.
+        terms, column = np.unique(bags.indices, return_inverse=True)
+        columns = np.zeros((len(terms), size), dtype=np.float32)
+        columns[column, np.repeat(np.arange(size), np.diff(bags.indptr))] = bags.data
+        # One row per English text, one column per query.
+        cosine = self._by_term[terms].T @ columns
+        return _best(np.asarray(cosine, dtype=np.float32), count)
 
     def coverage_many(
         self, queries: Queries, pair_query: NDArray[np.int64], pair_doc: NDArray[np.int64]
@@ -332,9 +383,12 @@ class EnglishIndex:
         # The options each pair's English text holds, found from the text's side (its terms
         # are fewer than the query's options): each term looked up in the batch's runs of
         # options (_runs), then put back in the order of the options, pair by pair.
-        runs = _runs(queries, len(self.vocabulary))
+        # A batch's runs serve its sure links and its rankings: made once (the last batch's).
+        if self._runs is None or self._runs[0] is not queries:
+            self._runs = (queries, _runs(queries, len(self.vocabulary)))
+        runs = self._runs[1]
         owner, at = _expand(arrays.doc_starts, pair_doc)
-        run = runs.table[pair_query[owner] * runs.width + arrays.doc_terms[at]]
+        run = runs.table[pair_query[owner] * runs.width + runs.column[arrays.doc_terms[at]]]
         hit = np.flatnonzero(run)
         owner, at, run = owner[hit], at[hit], run[hit] - 1
         if np.all(runs.starts[run + 1] - runs.starts[run] == 1):  # as most are: one option
@@ -448,6 +502,95 @@ class _Entries:
             np.zeros(int(kept.sum()), np.int64),
         )
 
+    def ranks(self, lang: str, table: Mapping[str, Options], tokens: Column) -> NDArray[np.int64]:
+        """Each of TOKENS' rank among LANG's lexicon TABLE's features (sorted), or -1."""
+        ranks, _ = self._ranked(lang, table)
+        encoded = pc.dictionary_encode(tokens)
+        distinct = encoded.dictionary.to_pylist()
+        rank_of = np.fromiter(map(ranks.get, distinct, repeat(-1)), np.int64, len(distinct))
+        indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return rank_of[indices]
+
+    def found(
+        self,
+        lang: str,
+        table: Mapping[str, Options],
+        row_of: NDArray[np.int64],
+        flat: NDArray[np.int64],
+    ) -> tuple[NDArray[np.int64], ...]:
+        """words() of word features given as their rows and ranks (FLAT, ranks())."""
+        _, made = self._ranked(lang, table)
+        return self._items(lang, table, made, row_of=row_of, flat=flat)
+
+    def anchors(
+        self,
+        codes: NDArray[np.int64],
+        held: NDArray[np.bool_],
+        row_of: NDArray[np.int64],
+        tokens: Column,
+    ) -> tuple[NDArray[np.int64], ...]:
+        """The anchor items of a batch: one per (row, distinct anchor), with its count.
+
+        Each row's anchors in sorted order (place: the anchor's rank among the batch's);
+        entries made in the order mapped() meets the anchors (rows of a language in turn,
+        in the order the languages first appear; each row's anchors sorted).
+        """
+        encoded = pc.dictionary_encode(tokens)
+        distinct = encoded.dictionary.to_pylist()
+        ordered = sorted(range(len(distinct)), key=distinct.__getitem__)
+        rank = np.empty(len(distinct), dtype=np.int64)
+        rank[ordered] = np.arange(len(distinct), dtype=np.int64)
+        indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        width = max(1, len(distinct))
+        keys, counts = np.unique(row_of * width + rank[indices], return_counts=True)
+        query, ranked = np.divmod(keys, width)
+        # The order the one-text path met them: language of first appearance, row, anchor.
+        # Languages in the order they first appear (codes are numbered so), then the rest.
+        lang_order = np.where(held, codes, len(codes))
+        met = np.lexsort((ranked, query, lang_order[query]))
+        _, first = np.unique(ranked[met], return_index=True)
+        entry_of = np.empty(len(distinct), dtype=np.int64)
+        for at in np.sort(first).tolist():
+            r = int(ranked[met[at]])
+            entry_of[r] = self.anchor(distinct[ordered[r]])
+        return (
+            query,
+            entry_of[ranked],
+            counts.astype(np.int64),
+            ranked,
+            np.ones(len(query), dtype=np.int64),
+        )
+
+    def _items(
+        self,
+        lang: str,
+        table: Mapping[str, Options],
+        made: NDArray[np.int64],
+        *,
+        row_of: NDArray[np.int64],
+        flat: NDArray[np.int64],
+    ) -> tuple[NDArray[np.int64], ...]:
+        """The items of word features of rows ROW_OF, ranked FLAT in LANG's TABLE (words())."""
+        held = flat >= 0
+        width = max(1, len(made))
+        keys, counts = np.unique(row_of[held] * width + flat[held], return_counts=True)
+        query, rank = np.divmod(keys, width)
+        unmade = np.unique(rank[made[rank] == _UNMADE])
+        if len(unmade):
+            names = self._names[lang]
+            for n in unmade.tolist():
+                options = table.get(names[n])
+                made[n] = self._add(options) if options else -1
+        entry = made[rank]
+        kept = entry >= 0
+        return (
+            query[kept],
+            entry[kept],
+            counts[kept],
+            rank[kept],
+            np.zeros(int(kept.sum()), np.int64),
+        )
+
     def _ranked(
         self, lang: str, table: Mapping[str, Options]
     ) -> tuple[dict[str, int], NDArray[np.int64]]:
@@ -504,6 +647,15 @@ class _Entries:
         return self._arrays
 
 
+def _codes(langs: Sequence[str]) -> tuple[list[str], NDArray[np.int64]]:
+    """The distinct LANGS in the order they first appear, and each one's number among them."""
+    numbers: dict[str, int] = {}
+    codes = np.fromiter(
+        map(numbers.setdefault, langs, map(len, repeat(numbers, len(langs)))), np.int64, len(langs)
+    )
+    return list(numbers), codes
+
+
 def _appended(array: NDArray[Any], tail: Sequence[float], dtype: type) -> NDArray[Any]:
     return np.concatenate([array, np.asarray(tail, dtype=dtype)])
 
@@ -558,29 +710,38 @@ class Queries(NamedTuple):
 class _Runs(NamedTuple):
     """A batch's options by (query, term): run R is rows[starts[R]:starts[R + 1]].
 
-    TABLE, query * width + term, holds R + 1 for the run of that query's options of that
-    term (0: the query has none).
+    TABLE, query * width + column[term], holds R + 1 for the run of that query's options of
+    that term (0: the query has none). COLUMN numbers the terms the batch's options reach,
+    in term order; every other term is the last column, which no run holds.
     """
 
     width: int
     table: NDArray[np.int32]
     starts: NDArray[np.int64]
     rows: NDArray[np.int64]
+    column: NDArray[np.int64]
 
 
-def _runs(queries: Queries, width: int) -> _Runs:
-    """The options of QUERIES grouped by (query, term), each group in option order."""
+def _runs(queries: Queries, vocabulary: int) -> _Runs:
+    """The options of QUERIES grouped by (query, term), each group in option order.
+
+    The table has a column per term the options reach, not per term of the VOCABULARY:
+    a batch's translations reach a part of it.
+    """
     query, term = queries.option_query, queries.option_term
-    width = max(1, width)
+    reached = np.unique(term)
+    column = np.full(max(1, vocabulary), len(reached), dtype=np.int64)
+    column[reached] = np.arange(len(reached), dtype=np.int64)
+    width = len(reached) + 1
     # Options come query by query: a stable sort by (query, term) keeps them in order.
-    keys = query * width + term
+    keys = query * width + column[term]
     rows = np.argsort(keys, kind="stable")
     change = np.ones(len(rows), dtype=np.bool_)
     change[1:] = keys[rows[1:]] != keys[rows[:-1]]
     first = np.flatnonzero(change)
     table = np.zeros(width * queries.size, dtype=np.int32)
     table[keys[rows[first]]] = np.arange(1, len(first) + 1, dtype=np.int32)
-    return _Runs(width, table, np.append(first, len(rows)).astype(np.int64), rows)
+    return _Runs(width, table, np.append(first, len(rows)).astype(np.int64), rows, column)
 
 
 def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
