@@ -43,7 +43,7 @@ from pipeline.schema import (
     with_metadata,
     written,
 )
-from pipeline.storage import index
+from pipeline.storage import index, manifest
 from pipeline.storage.store import (
     CURRENT,
     VERSIONED,
@@ -120,6 +120,8 @@ def commit(
                     _link_or_copy(current / f"{name}.parquet", target)
             written.result()  # its error, if any, is raised here
         _stage_index(out, current, staging, parts)
+        staged = {(name, run): staging / _staged(name, run) for name, run in parts}
+        _write_bytes(staging / manifest.FILE, manifest.build(out, current, staging, number, staged))
         _fsync(staging)
         _checkpoint()
         version = staging.rename(out / VERSIONS / f"{number:06d}")
@@ -428,6 +430,13 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
             writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
         finally:  # closed before its file is, even when a write fails or is interrupted
             writer.close()
+    _checkpoint()  # written, not yet durable
+    _fsync(path)
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write DATA to PATH and make it durable (a step the crash tests kill at)."""
+    path.write_bytes(data)
     _checkpoint()  # written, not yet durable
     _fsync(path)
 
