@@ -23,6 +23,7 @@ from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.publishing.output import write_output
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
+from pipeline.storage import store
 from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
@@ -414,6 +415,32 @@ def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click pas
 
     figures = dataset_stats(out)
     _echo(json.dumps(figures, indent=2, ensure_ascii=False) if as_json else render_stats(figures))
+
+
+@cli.command("verify", short_help="Check the dataset against its manifest and its invariants.")
+@options.READ_OUT
+def verify_command(out: Path) -> None:
+    """Check every file of the version in force against its manifest, and the format's rules.
+
+    Each file: present, its bytes, sha256 and rows as the manifest says; then the
+    invariants of docs/format.md §9 that are cheap to check. Exit 0 sound (one summary
+    line), 1 each fault on its own line (the file, what is wrong), then the summary.
+    """
+    from pipeline.storage.verify import check  # noqa: PLC0415 - see FORMATS
+
+    store.check_folder_name(out)
+    if not (out / store.CURRENT).is_symlink() and not out.is_dir():
+        msg = f"{out}: no dataset here; give its folder with --out"
+        raise UsageError(msg)
+    report = check(out)
+    for fault in report.faults:
+        _echo(f"fault: {fault}")
+    state = f"{len(report.faults)} faults" if report.faults else "sound"
+    _echo(
+        f"{out}: version {report.version or '?'}, runs 1-{report.last_run}, "
+        f"{report.files} files in its manifest: {state}"
+    )
+    sys.exit(EXIT_FAILED if report.faults else EXIT_OK)
 
 
 def _fail(exc: PipelineError) -> NoReturn:

@@ -656,6 +656,11 @@ def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Column:
     return texts
 
 
+def ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Column:
+    """The row of RULINGS each row of SIGHTINGS is keyed to (null if none is)."""
+    return _ruling_rows(sightings, rulings)
+
+
 def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Column:
     """The row of RULINGS each row of SIGHTINGS is keyed to (null if none is)."""
     sighting_codes, ruling_codes = codes([sightings.select(_KEY), rulings.select(_KEY)], _KEY)
