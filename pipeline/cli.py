@@ -443,6 +443,27 @@ def verify_command(out: Path) -> None:
     sys.exit(EXIT_FAILED if report.faults else EXIT_OK)
 
 
+@cli.command("repair", short_help="Rebuild the derived tables into a new version.")
+@options.WRITE_OUT
+@options.wait("Seconds to wait for an ingest writing the same --out.")
+def repair_command(out: Path, wait: float) -> None:
+    """Rebuild rulings, state, the sightings index and the kept terms into a new version.
+
+    From the files nothing rebuilds (runs, files, the sightings and changes parts),
+    checked first: one of them bad is refused, named, with nothing written. Nothing is
+    overwritten in place: the repaired tables are the next version, in one commit.
+    """
+    from pipeline.rebuild import repair  # noqa: PLC0415 - see FORMATS
+
+    report = repair(out, wait=wait)
+    for path in report.damaged:
+        _echo(f"damaged: {path}")
+    _echo(
+        f"{out}: version {report.version} written: rulings, state and the sightings index "
+        f"rebuilt, translations {report.translations}"
+    )
+
+
 def _fail(exc: PipelineError) -> NoReturn:
     """End the command: EXC on stderr as one `Error:` line, and its exit code."""
     _echo(f"Error: {exc}", err=True)

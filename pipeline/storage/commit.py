@@ -87,13 +87,16 @@ def commit(
     tables: Mapping[str, pa.Table],
     parts: Mapping[tuple[str, int], pa.Table] | None = None,
     segments: Mapping[str, Mapping[int, Cut | None]] | None = None,
+    *,
+    reindex: bool = False,
 ) -> None:
     """Make TABLES (and the other tables as they are) and PARTS the next version, at once.
 
     TABLES maps rewritten one-file tables to their new contents; PARTS maps (table, run) to
     the rows of a new part of an append-only table; SEGMENTS maps a segmented table to its
     rewritten segments (segments.split; None: the segment goes), the others staying as
-    they are. Each segment is gathered as it is written.
+    they are. Each segment is gathered as it is written. REINDEX makes the sightings
+    index anew from the parts, not trusting the current one (a repair).
     """
     parts, segments = parts or {}, segments or {}
     if set(tables) & set(SEGMENTED):
@@ -119,7 +122,7 @@ def commit(
                 else:
                     _link_or_copy(current / f"{name}.parquet", target)
             written.result()  # its error, if any, is raised here
-        _stage_index(out, current, staging, parts)
+        _stage_index(out, current, staging, parts, reindex=reindex)
         staged = {(name, run): staging / _staged(name, run) for name, run in parts}
         _write_bytes(staging / manifest.FILE, manifest.build(out, current, staging, number, staged))
         _fsync(staging)
@@ -147,11 +150,24 @@ def _write_parts(staging: Path, parts: Mapping[tuple[str, int], pa.Table]) -> No
 
 
 def _stage_index(
-    out: Path, current: Path, staging: Path, parts: Mapping[tuple[str, int], pa.Table]
+    out: Path,
+    current: Path,
+    staging: Path,
+    parts: Mapping[tuple[str, int], pa.Table],
+    *,
+    reindex: bool = False,
 ) -> None:
-    """Stage the sightings index (index.py) of the version: CURRENT's, with the new parts."""
+    """Stage the sightings index (index.py) of the version: CURRENT's, with the new parts.
+
+    REINDEX indexes every part afresh: STAGING, which has no index yet, stands for CURRENT.
+    """
     staged = {run: staging / _staged(name, run) for name, run in parts if name == "sightings"}
-    found = index.following(out, current, staged) if staged else ({}, index.segment_ids(current))
+    if reindex:
+        found = index.following(out, staging, staged)
+    elif staged:
+        found = index.following(out, current, staged)
+    else:
+        found = ({}, index.segment_ids(current))
     if found is None or not (found[0] or found[1]):
         return
     written, linked = found

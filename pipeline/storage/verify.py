@@ -61,11 +61,11 @@ def check(out: Path) -> Report:
     version = out / target  # not resolved: every path named relative to OUT
     faults += _links(out, version)
     listed = _against_manifest(out, version, faults)
-    last = 0
     try:
         last = manifest.last_run(version)
-    except (OSError, pa.ArrowInvalid) as exc:
+    except (OSError, pa.ArrowInvalid) as exc:  # nothing else can be checked without L
         faults.append(Fault(_rel(out, version / "runs.parquet"), f"does not read ({exc})"))
+        return Report(version.name, 0, listed, faults)
     for name in sorted(PARTITIONED):
         faults += [
             Fault(_rel(out, store.part_path(out, name, run)), f"part of run {run} > L = {last}")
@@ -126,7 +126,7 @@ def _against_manifest(out: Path, version: Path, faults: list[Fault]) -> int:
         return 0
     if found.version != int(version.name):
         faults.append(Fault(where, f"names version {found.version}, not {int(version.name)}"))
-    faults += [fault for entry in found.files.values() if (fault := _entry(out, entry))]
+    faults += [fault for entry in found.files.values() if (fault := entry_fault(out, entry))]
     prefix = _rel(out, version) + "/"
     faults += [
         Fault(prefix + name, "not in the manifest")
@@ -141,7 +141,7 @@ def _against_manifest(out: Path, version: Path, faults: list[Fault]) -> int:
     return len(found.files)
 
 
-def _entry(out: Path, entry: manifest.Entry) -> Fault | None:
+def entry_fault(out: Path, entry: manifest.Entry) -> Fault | None:
     """What is wrong with the file of ENTRY, if anything: presence, bytes, sha256, rows."""
     path = out / entry.path
     if not path.is_file():
@@ -283,3 +283,49 @@ def _index(out: Path, version: Path, last: int) -> list[Fault]:
         )
         for run in index.disagreeing(version, out)
     ]
+
+
+def file_fault(out: Path, relative: str, table: str, run: int | None = None) -> Fault | None:
+    """What is wrong with the file RELATIVE of table TABLE (RUN: a part), if anything.
+
+    Against the manifest of the version in force when it has one, then read whole, as a
+    table of this schema (migrated).
+    """
+    version = out / store.VERSIONS / store.pinned(out).name
+    path = out / relative
+    found = manifest.read(version)
+    entry = found.files.get(relative) if found is not None else None
+    if entry is not None and (fault := entry_fault(out, entry)) is not None:
+        return fault
+    if not path.is_file():
+        return Fault(relative, "missing")
+    try:
+        if run is None:
+            store.read_table(out, table, base=path.parent)
+        elif table == "sightings":
+            store.read_part(path, run)
+        else:
+            list(store.iter_parts(out, table, base=version, runs=[run]))
+    except StoreError as exc:
+        return Fault(relative, str(exc).removeprefix(f"{path}: "))
+    return None
+
+
+def primary_faults(out: Path) -> list[Fault]:
+    """The faults of the files nothing rebuilds: runs, files, and the parts of runs 1 … L."""
+    version = out / store.VERSIONS / store.pinned(out).name
+    checked = [(_rel(out, version / f"{name}.parquet"), name, None) for name in ("runs", "files")]
+    faults = [fault for args in checked if (fault := file_fault(out, *args))]
+    if faults:
+        return faults
+    last = manifest.last_run(version)
+    listed = manifest.read(version)
+    for name in sorted(PARTITIONED):
+        runs = set(store.part_runs(out, name))
+        if listed is not None:
+            runs |= {run for table, run in manifest.parts_listed(listed) if table == name}
+        for run in sorted(r for r in runs if r <= last):
+            relative = _rel(out, store.part_path(out, name, run))
+            if (fault := file_fault(out, relative, name, run)) is not None:
+                faults.append(fault)
+    return faults
