@@ -8,7 +8,8 @@ from version 3 does), `rulings` folded from them (folding.merge) and weighed
 Two things the parts do not hold are taken from files that pass their check, and a repair
 that cannot find them is refused: the texts of the rulings (a sighting leaves out the text
 of its ruling, docs/format.md §5.4: they are taken from every sound rulings segment of the
-kept versions), and `names` (from the catalogs of the runs). `translations` is carried as
+kept versions, then from the sound state segments, whose rows are sightings with their
+texts put back), and `names` (from the catalogs of the runs). `translations` is carried as
 stored when sound, else linked again in full (folding.translate).
 """
 
@@ -24,8 +25,9 @@ from pipeline.diffing.history import origins_from_files, state_from_sightings, w
 from pipeline.errors import StoreError
 from pipeline.folding.merge import merge_rulings
 from pipeline.folding.translate import update_translations
+from pipeline.keys import codes
 from pipeline.reading.sightings import RULING_TEXT
-from pipeline.schema import RULING_KEY, SEGMENTED, in_memory
+from pipeline.schema import RULING_KEY, SEGMENTED, TABLES, in_memory
 from pipeline.storage import commit, manifest, segments, store, verify
 from pipeline.storage.terms import CACHE, FILE, KeptTerms
 from pipeline.storage.upgrade import read_outdated
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
 _KEY = list(RULING_KEY)
 _SHOWN = 3  # cards named in a refusal
+_TEXTS = pa.schema([TABLES["rulings"].field(name) for name in [*_KEY, "text"]])
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +71,16 @@ def repair(out: Path, *, wait: float = 0) -> RepairReport:
         damaged = sorted({f.path for f in verify.check(out).faults})
         version = store.open_version(out)
         texts, sound = _ruling_texts(out, version.base)
-        parts = store.iter_parts(
-            out, "sightings", base=version.base, upto=version.last_run, rulings=texts
-        )
-        sightings = pa.concat_tables([in_memory("sightings").empty_table(), *parts])
-        _check_texts(out, version.base, sightings)
+        sightings = _sightings(out, version, texts)
+        lost = sightings.filter(pc.is_null(sightings["text"]))
+        if lost.num_rows and sound["state"]:  # the state keeps the texts of its snapshots
+            texts = pa.concat_tables([texts, _from_state(lost, sound["state"])])
+            sightings = _sightings(out, version, texts)
         files = version.table("files")
         state = origins_from_files(state_from_sightings(sightings), files)
         rows = store.ruling_rows(sightings.select(_KEY), texts.select(_KEY))
         ruling_text = pc.take(texts["text"], rows).cast(pa.string())
+        _check_texts(out, version.base, sightings.filter(pc.is_null(ruling_text)))
         folded = merge_rulings(
             in_memory("rulings").empty_table(), sightings.append_column(RULING_TEXT, ruling_text)
         )
@@ -129,11 +133,9 @@ def _ruling_texts(out: Path, version: Path) -> tuple[pa.Table, dict[str, list[pa
             relative = _relative(out, store.segment_path(version, name, seg))
             if verify.file_fault(out, relative, name) is None:
                 table = store.read_segments(version, name, [seg])[seg]
-                sound[name].append(
-                    table.select(["card"]).append_column("segment", _repeat(seg, table))
-                )
+                sound[name].append(table.append_column("segment", _repeat(seg, table)))
                 if name == "rulings":
-                    pieces.append(table.select([*_KEY, "text"]))
+                    pieces.append(table.select([*_KEY, "text"]).cast(_TEXTS))
     for older in sorted((out / store.VERSIONS).iterdir(), reverse=True):
         found = manifest.read(older) if older.name.isdigit() and older < version else None
         if found is None:
@@ -142,27 +144,47 @@ def _ruling_texts(out: Path, version: Path) -> tuple[pa.Table, dict[str, list[pa
             entry = found.files.get(_relative(out, store.segment_path(older, "rulings", seg)))
             if entry is not None and verify.entry_fault(out, entry) is None:
                 table = store.read_segments(older, "rulings", [seg])[seg]
-                pieces.append(table.select([*_KEY, "text"]))
-    empty = in_memory("rulings").empty_table().select([*_KEY, "text"])
-    return pa.concat_tables([empty, *pieces], promote_options="permissive"), sound
+                pieces.append(table.select([*_KEY, "text"]).cast(_TEXTS))
+    return pa.concat_tables([_TEXTS.empty_table(), *pieces]), sound
+
+
+def _sightings(out: Path, version: store.Version, texts: pa.Table) -> pa.Table:
+    """Every sighting of VERSION, carried rows expanded, left-out texts taken from TEXTS."""
+    parts = store.iter_parts(
+        out, "sightings", base=version.base, upto=version.last_run, rulings=texts
+    )
+    return pa.concat_tables([in_memory("sightings").empty_table(), *parts])
+
+
+def _from_state(lost: pa.Table, state: list[pa.Table]) -> pa.Table:
+    """The key and text of the state rows that are sightings of LOST (texts left out).
+
+    A state row is a sighting as read back, its text put back from its ruling: for a
+    sighting whose text was left out, that is the ruling's text.
+    """
+    rows = pa.concat_tables([t.drop_columns(["segment"]) for t in state])
+    where = ["run", "source_path", "position"]
+    mine, theirs = codes([rows.select(where), lost.select(where)], where)
+    found = pc.is_in(mine, value_set=theirs)
+    return rows.filter(found).select([*_KEY, "text"]).cast(_TEXTS)
 
 
 def _repeat(value: int, table: pa.Table) -> pa.Array[Any]:
     return pa.array([value] * table.num_rows, pa.int64())
 
 
-def _check_texts(out: Path, version: Path, sightings: pa.Table) -> None:
-    """Refuse when a sighting's text is nowhere: its ruling's segment is damaged."""
-    lost = sightings.filter(pc.is_null(sightings["text"]))
+def _check_texts(out: Path, version: Path, lost: pa.Table) -> None:
+    """Refuse when the ruling's text of sightings LOST is nowhere: its segment is damaged."""
     if not lost.num_rows:
         return
     cards = sorted({str(c) for c in lost["card"].to_pylist()})
     shown = ", ".join(cards[:_SHOWN]) + (", …" if len(cards) > _SHOWN else "")
+    rulings = len(pc.unique(lost["text_hash"].cast(pa.string())))
     msg = (
-        f"{_relative(out, version / 'rulings')}: the texts of {lost.num_rows} sightings (cards "
-        f"{shown}) are kept only in a damaged "
-        "rulings segment (sightings leave their ruling's text out, docs/format.md §5.4) and in "
-        "no older kept version: restore the segment from a backup; nothing written"
+        f"{_relative(out, version / 'rulings')}: the texts of {rulings} rulings (cards "
+        f"{shown}) are kept only in a damaged rulings segment: not in the sightings, which "
+        "leave their ruling's text out (docs/format.md §5.4), nor in the state or an older "
+        "kept version; restore the segment from a backup; nothing written"
     )
     raise StoreError(msg)
 
