@@ -117,3 +117,22 @@ def test_a_broken_link_is_named(dataset: Path) -> None:
     link.unlink()
     shutil.copy(target, link)
     assert "names.parquet" in {f.path for f in verify.check(dataset).faults}
+
+
+@pytest.mark.parametrize("leftover", [".current.tmp", ".versions/000009.tmp", ".versions/000009"])
+def test_a_leftover_of_a_commit_is_named(dataset: Path, leftover: str) -> None:
+    """What an interrupted commit leaves, before the next writer recovers (§9, 5)."""
+    (dataset / leftover).mkdir()
+    assert leftover in {f.path for f in verify.check(dataset).faults}
+
+
+def test_a_part_out_of_order_is_named(dataset: Path) -> None:
+    """A sightings part rewritten with its rows reversed (§9, 13)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415 - this test alone
+
+    path = store.part_path(dataset, "sightings", 1)
+    table = pq.read_table(path)
+    path.unlink()
+    pq.write_table(table.take(list(reversed(range(table.num_rows)))), path)
+    faults = [f for f in verify.check(dataset).faults if f.path == "sightings/run=1/part-0.parquet"]
+    assert "rows not in (source_path, position) order" in {f.problem for f in faults}

@@ -78,6 +78,7 @@ def check(out: Path) -> Report:
         _rulings_keys,
         _carried,
         _index,
+        _leftovers,
     ]
     for each in checks:
         try:
@@ -244,6 +245,7 @@ def _carried(out: Path, version: Path, last: int) -> list[Fault]:
         full[run] = stored.filter(whole).select(["source_path", "position"])
         carried = stored.filter(pc.invert(whole))
         path = _rel(out, store.part_path(out, "sightings", run))
+        faults += [Fault(path, problem) for problem in _part_rows(stored, carried)]
         for base_run in pc.unique(carried["base_run"]).to_pylist():
             rows = carried.filter(pc.equal(carried["base_run"], pa.scalar(base_run, pa.int64())))
             if base_run is None or not 1 <= base_run < run or base_run not in full:
@@ -270,6 +272,44 @@ def _carried(out: Path, version: Path, last: int) -> list[Fault]:
                     f"{found.num_rows} carried sightings without their base row in run {base_run}"
                 )
                 faults.append(Fault(path, problem))
+    return faults
+
+
+def _part_rows(stored: pa.Table, carried: pa.Table) -> list[str]:
+    """§9, 11 and 13 for one sightings part STORED (CARRIED: its carried rows)."""
+    problems = []
+    order = pc.sort_indices(
+        stored.select(["source_path", "position"]).cast(_PLACES),
+        [("source_path", "ascending"), ("position", "ascending")],
+    )
+    if order.to_pylist() != list(range(stored.num_rows)):
+        problems.append("rows not in (source_path, position) order")
+    whole = stored.filter(pc.is_null(stored["carried"]))
+    half = pc.or_(pc.is_valid(whole["base_run"]), pc.is_valid(whole["base_position"]))
+    incomplete = pc.or_(pc.is_null(carried["base_run"]), pc.is_null(carried["base_position"]))
+    if pc.any(half).as_py() or pc.any(incomplete).as_py():
+        problems.append("carry columns set in part: all three or none")
+    if carried.num_rows and (pc.min(carried["carried"]).as_py() or 0) < 1:
+        problems.append("a carried row standing for fewer than one sighting")
+    return problems
+
+
+def _leftovers(out: Path, version: Path, last: int) -> list[Fault]:
+    """§9, 5: no temporary name left, no version above the one in force, no stray entry."""
+    del last
+    faults = [
+        Fault(name, "a temporary name left (a commit at work, or a crash not yet recovered)")
+        for name in sorted(p.name for p in out.iterdir())
+        if name.startswith(".") and name.endswith((".tmp", ".link"))
+    ]
+    for entry in sorted((out / store.VERSIONS).iterdir()):
+        relative = _rel(out, entry)
+        if not (entry.name.isdigit() and len(entry.name) == len(version.name)):
+            faults.append(Fault(relative, "not a version (a commit at work, or a crash)"))
+        elif entry.name > version.name:
+            faults.append(Fault(relative, "a version above the one in force (not committed)"))
+    hidden = [p for p in version.rglob(".*") if p.name != "."]
+    faults += [Fault(_rel(out, p), "a temporary name left in the version") for p in hidden]
     return faults
 
 
