@@ -14,6 +14,8 @@ from pipeline.storage import manifest, store
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import pytest
+
 
 def _two_runs(tmp_path: Path, out: Path) -> Path:
     """OUT after two runs: the first seeds, then all of them."""
@@ -91,3 +93,38 @@ def test_a_dataset_without_manifest_gets_one_at_its_next_commit(tmp_path: Path, 
     for path, entry in _entries(out).items():
         assert manifest.describe(out / path, path) == entry, path
     assert "sightings/run=1/part-0.parquet" in _entries(out)
+
+
+def test_a_commit_hashes_only_the_files_it_writes(
+    tmp_path: Path, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run 2 carries run 1's parts and the linked files' entries: it hashes what it wrote."""
+    raw = tmp_path / "raw-growing"
+    raw.mkdir()
+    shutil.copy(RAW / "manifest.csv", raw)
+    for name in SEEDS[:3]:
+        shutil.copy(RAW / name, raw)
+    ingest([raw], out=out)
+    first = store.pinned(out)
+    for name in SEEDS[3:]:
+        shutil.copy(RAW / name, raw)
+    hashed: list[str] = []
+    describe = manifest.describe
+
+    def counted(path: Path, relative: str) -> manifest.Entry:
+        hashed.append(relative)
+        return describe(path, relative)
+
+    monkeypatch.setattr(manifest, "describe", counted)
+    ingest([raw], out=out)
+    second = store.pinned(out)
+    assert "sightings/run=1/part-0.parquet" not in hashed
+    assert "sightings/run=2/part-0.parquet" in hashed
+    carried = []
+    for relative in _entries(out):
+        name = relative.removeprefix(f"{store.VERSIONS}/{second.name}/")
+        linked = name != relative and (first / name).exists()
+        if linked and (first / name).samefile(second / name):
+            carried.append(relative)
+    assert carried  # this run leaves some of the version's files as they were
+    assert not set(carried) & set(hashed)
