@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
-from conftest import RAW, SEEDS
+from conftest import FIXTURES, RAW, SEEDS
 
 from pipeline import ingest
 from pipeline.cli import cli
@@ -136,3 +136,13 @@ def test_a_part_out_of_order_is_named(dataset: Path) -> None:
     pq.write_table(table.take(list(reversed(range(table.num_rows)))), path)
     faults = [f for f in verify.check(dataset).faults if f.path == "sightings/run=1/part-0.parquet"]
     assert "rows not in (source_path, position) order" in {f.problem for f in faults}
+
+
+@pytest.mark.parametrize("fixture", ["dataset-v3", "dataset-v5", "dataset-v7"])
+def test_an_upgraded_dataset_gets_a_manifest_and_is_sound(fixture: str, tmp_path: Path) -> None:
+    """A dataset written by an older version: its next commit writes a manifest, all sound."""
+    out = tmp_path / fixture
+    shutil.copytree(FIXTURES / fixture, out, symlinks=True)
+    ingest([RAW], out=out)
+    assert (store.pinned(out) / manifest.FILE).is_file()
+    assert verify.check(out).faults == []
