@@ -137,6 +137,7 @@ def cli() -> None:
     "and still marked stale when their original changes); a later run that reads their card "
     "links them.",
 )
+@options.RETAIN
 def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     paths: tuple[Path, ...],
     out: Path,
@@ -150,6 +151,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     scheduler: str | None,
     rehash: bool,  # noqa: FBT001 - click passes flags positionally
     no_translations: bool,  # noqa: FBT001 - click passes flags positionally
+    retain: float | None,
 ) -> None:
     """Ingest raw dumps (files or folders; default raw/) into the dataset as one run.
 
@@ -174,6 +176,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
                 scheduler=scheduler,
                 rehash=rehash,
                 link_translations=not no_translations,
+                retain=retain,
                 isolate=True,  # a hostile file must cost its worker, never this process
             )
         _echo(summary(report))
@@ -446,7 +449,8 @@ def verify_command(out: Path) -> None:
 @cli.command("repair", short_help="Rebuild the derived tables into a new version.")
 @options.WRITE_OUT
 @options.wait("Seconds to wait for an ingest writing the same --out.")
-def repair_command(out: Path, wait: float) -> None:
+@options.RETAIN
+def repair_command(out: Path, wait: float, retain: float | None) -> None:
     """Rebuild rulings, state, the sightings index and the kept terms into a new version.
 
     From the files nothing rebuilds (runs, files, the sightings and changes parts),
@@ -455,7 +459,7 @@ def repair_command(out: Path, wait: float) -> None:
     """
     from pipeline.rebuild import repair  # noqa: PLC0415 - see FORMATS
 
-    report = repair(out, wait=wait)
+    report = repair(out, wait=wait, retain=retain)
     for path in report.damaged:
         _echo(f"damaged: {path}")
     _echo(

@@ -49,8 +49,11 @@ class RepairReport:
     translations: str  # "carried" or "linked again"
 
 
-def repair(out: Path, *, wait: float = 0) -> RepairReport:
-    """Rebuild the derived tables of the dataset in OUT into a new version (one commit)."""
+def repair(out: Path, *, wait: float = 0, retain: float | None = None) -> RepairReport:
+    """Rebuild the derived tables of the dataset in OUT into a new version (one commit).
+
+    WAIT is how long an ingest writing OUT is waited for; RETAIN as ingest()'s.
+    """
     store.check_folder_name(out)
     if not (out / store.CURRENT).is_symlink():
         msg = f"{out}: no {store.CURRENT} link here: not a dataset to repair; check --out"
@@ -64,7 +67,7 @@ def repair(out: Path, *, wait: float = 0) -> RepairReport:
                 "backup; nothing written"
             )
             raise StoreError(msg)
-        commit.recover(out)
+        commit.recover(out, retain=retain)
         if read_outdated(out) is not None:
             msg = f"{out}: of an older schema version: run pipeline ingest first (it upgrades)"
             raise StoreError(msg)
@@ -104,7 +107,7 @@ def repair(out: Path, *, wait: float = 0) -> RepairReport:
             "translations": translations,
         }
         rewritten = segments.split({"rulings": rulings, "state": state}, _plan(version.base, sound))
-        commit.commit(out, tables, {}, rewritten, reindex=True)
+        commit.commit(out, tables, {}, rewritten, reindex=True, retain=retain)
         (out / CACHE / FILE).unlink(missing_ok=True)  # a cache: the next linking run remakes it
         return RepairReport(store.pinned(out).name, damaged, chosen)
 

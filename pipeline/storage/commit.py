@@ -89,6 +89,7 @@ def commit(
     segments: Mapping[str, Mapping[int, Cut | None]] | None = None,
     *,
     reindex: bool = False,
+    retain: float | None = None,
 ) -> None:
     """Make TABLES (and the other tables as they are) and PARTS the next version, at once.
 
@@ -96,7 +97,8 @@ def commit(
     the rows of a new part of an append-only table; SEGMENTS maps a segmented table to its
     rewritten segments (segments.split; None: the segment goes), the others staying as
     they are. Each segment is gathered as it is written. REINDEX makes the sightings
-    index anew from the parts, not trusting the current one (a repair).
+    index anew from the parts, not trusting the current one (a repair). RETAIN replaces
+    RETAIN_SECONDS for the versions this commit supersedes (recover).
     """
     parts, segments = parts or {}, segments or {}
     if set(tables) & set(SEGMENTED):
@@ -136,7 +138,7 @@ def commit(
         interrupts.committing()  # an interrupt from here on finds the run stored
         _switch(out, version)
         _checkpoint()
-        recover(out)
+        recover(out, retain=retain)
     except OSError as exc:
         msg = f"{out}: cannot write the dataset ({exc}); the version before this run stays in force"
         raise StoreError(msg) from exc
@@ -223,13 +225,14 @@ def _publish(staged: Path, final: Path) -> None:
     _fsync(folder)
 
 
-def recover(out: Path) -> None:
+def recover(out: Path, *, retain: float | None = None) -> None:
     """Drop what an interrupted commit left, and keep the links to the version in force.
 
     Parts of runs the version in force does not know (a commit that never switched) are
     removed, as are all parts while the version in force still keeps its append-only
     tables as single files (an interrupted upgrade from schema version 3). Superseded
-    versions go once they have been superseded for RETAIN_SECONDS, except the last one.
+    versions go once they have been superseded for RETAIN seconds (default:
+    RETAIN_SECONDS), except the last one.
     """
     versions = out / VERSIONS
     if not (out / CURRENT).is_symlink():
@@ -247,7 +250,7 @@ def recover(out: Path) -> None:
         elif (out / name).is_symlink():
             (out / name).unlink()
     _drop_unknown_parts(out, in_force)
-    _retire_versions(versions, in_force.name)
+    _retire_versions(versions, in_force.name, RETAIN_SECONDS if retain is None else retain)
 
 
 def _drop_unknown_parts(out: Path, in_force: Path) -> None:
@@ -263,13 +266,13 @@ def _drop_unknown_parts(out: Path, in_force: Path) -> None:
                 shutil.rmtree(part_path(out, name, run).parent)
 
 
-def _retire_versions(versions: Path, in_force: str) -> None:
+def _retire_versions(versions: Path, in_force: str, retain: float) -> None:
     numbered = sorted(p.name for p in versions.iterdir() if p.name.isdigit())
     at = numbered.index(in_force)
     now = time.time()
     keep = {in_force, *numbered[max(0, at - 1) : at]}
     for older, newer in itertools.pairwise(numbered[: at + 1]):
-        if now - (versions / newer).stat().st_mtime < RETAIN_SECONDS:
+        if now - (versions / newer).stat().st_mtime < retain:
             keep.add(older)  # superseded only lately: a reader may still be on it
     for path in versions.iterdir():
         if path.name not in keep:
