@@ -55,6 +55,7 @@ def repair(out: Path, *, wait: float = 0, retain: float | None = None) -> Repair
     WAIT is how long an ingest writing OUT is waited for; RETAIN as ingest()'s.
     """
     store.check_folder_name(out)
+    out = out.resolve()  # as the version's folder is (store.pinned): paths named relative to it
     if not (out / store.CURRENT).is_symlink():
         msg = f"{out}: no {store.CURRENT} link here: not a dataset to repair; check --out"
         raise StoreError(msg)
@@ -140,7 +141,7 @@ def _ruling_texts(out: Path, version: Path) -> tuple[pa.Table, dict[str, list[pa
                 if name == "rulings":
                     pieces.append(table.select([*_KEY, "text"]).cast(_TEXTS))
     for older in sorted((out / store.VERSIONS).iterdir(), reverse=True):
-        found = manifest.read(older) if older.name.isdigit() and older < version else None
+        found = manifest.read(older) if older.name.isdigit() and older.name < version.name else None
         if found is None:
             continue
         for seg in store.segment_ids(older, "rulings"):

@@ -107,3 +107,16 @@ def test_repair_refuses_what_the_parts_do_not_hold(dataset: Path, pattern: str) 
     with pytest.raises(StoreError, match=f"^{folder}: "):
         repair(dataset)
     assert store.pinned(dataset).name == before
+
+
+def test_repair_and_verify_take_a_relative_out(
+    dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--out normalized` from the folder above, as the README runs them."""
+    (store.pinned(dataset) / "state" / "000001.parquet").unlink()
+    monkeypatch.chdir(dataset.parent)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["verify", "--out", dataset.name]).exit_code == 1
+    result = runner.invoke(cli, ["repair", "--out", dataset.name])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(cli, ["verify", "--out", dataset.name]).exit_code == 0
