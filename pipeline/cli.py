@@ -23,6 +23,7 @@ from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.publishing.output import write_output
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
+from pipeline.storage import store
 from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
@@ -136,6 +137,7 @@ def cli() -> None:
     "and still marked stale when their original changes); a later run that reads their card "
     "links them.",
 )
+@options.RETAIN
 def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     paths: tuple[Path, ...],
     out: Path,
@@ -149,6 +151,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     scheduler: str | None,
     rehash: bool,  # noqa: FBT001 - click passes flags positionally
     no_translations: bool,  # noqa: FBT001 - click passes flags positionally
+    retain: float | None,
 ) -> None:
     """Ingest raw dumps (files or folders; default raw/) into the dataset as one run.
 
@@ -173,6 +176,7 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
                 scheduler=scheduler,
                 rehash=rehash,
                 link_translations=not no_translations,
+                retain=retain,
                 isolate=True,  # a hostile file must cost its worker, never this process
             )
         _echo(summary(report))
@@ -414,6 +418,54 @@ def stats_command(out: Path, as_json: bool) -> None:  # noqa: FBT001 - click pas
 
     figures = dataset_stats(out)
     _echo(json.dumps(figures, indent=2, ensure_ascii=False) if as_json else render_stats(figures))
+
+
+@cli.command("verify", short_help="Check the dataset against its manifest and its invariants.")
+@options.READ_OUT
+def verify_command(out: Path) -> None:
+    """Check every file of the version in force against its manifest, and the format's rules.
+
+    Each file: present, its bytes, sha256 and rows as the manifest says; then the
+    invariants of docs/format.md §9 that are cheap to check. Exit 0 sound (one summary
+    line), 1 each fault on its own line (the file, what is wrong), then the summary.
+    """
+    from pipeline.storage.verify import check  # noqa: PLC0415 - see FORMATS
+
+    store.check_folder_name(out)
+    if not (out / store.CURRENT).is_symlink() and not out.is_dir():
+        msg = f"{out}: no dataset here; give its folder with --out"
+        raise UsageError(msg)
+    report = check(out)
+    for fault in report.faults:
+        _echo(f"fault: {fault}")
+    state = f"{len(report.faults)} faults" if report.faults else "sound"
+    _echo(
+        f"{out}: version {report.version or '?'}, runs 1-{report.last_run}, "
+        f"{report.files} files in its manifest: {state}"
+    )
+    sys.exit(EXIT_FAILED if report.faults else EXIT_OK)
+
+
+@cli.command("repair", short_help="Rebuild the derived tables into a new version.")
+@options.WRITE_OUT
+@options.wait("Seconds to wait for an ingest writing the same --out.")
+@options.RETAIN
+def repair_command(out: Path, wait: float, retain: float | None) -> None:
+    """Rebuild rulings, state, the sightings index and the kept terms into a new version.
+
+    From the files nothing rebuilds (runs, files, the sightings and changes parts),
+    checked first: one of them bad is refused, named, with nothing written. Nothing is
+    overwritten in place: the repaired tables are the next version, in one commit.
+    """
+    from pipeline.rebuild import repair  # noqa: PLC0415 - see FORMATS
+
+    report = repair(out, wait=wait, retain=retain)
+    for path in report.damaged:
+        _echo(f"damaged: {path}")
+    _echo(
+        f"{out}: version {report.version} written: rulings, state and the sightings index "
+        f"rebuilt, translations {report.translations}"
+    )
 
 
 def _fail(exc: PipelineError) -> NoReturn:

@@ -34,6 +34,14 @@ def out(text: str) -> Callable[[_Command], _Command]:
     )
 
 
+RETAIN = click.option(
+    "--retain",
+    type=click.FloatRange(min=0, max=10 * 365 * 24 * 3600),
+    metavar="SECONDS",
+    help="Keep superseded versions this long after they were superseded, for readers that "
+    "pinned them (the one just before the version in force is always kept) [default: "
+    "PIPELINE_RETAIN_SECONDS, else 3600].",
+)
 READ_OUT = out("Dataset folder to read.")
 WRITE_OUT = out("Dataset folder to write.")
 

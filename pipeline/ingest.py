@@ -155,7 +155,8 @@ class IngestOptions:
     card links them); those linked are ranked on WORKERS processes as well.
     LIMITS caps each file (default: from the environment, see Limits.from_env); ISOLATE
     reads even a single batch in a worker process, within the per-file budgets.
-    RECORD_UNCHANGED records a run that reads no file anew.
+    RECORD_UNCHANGED records a run that reads no file anew. RETAIN keeps each superseded
+    version that many seconds (default: PIPELINE_RETAIN_SECONDS, else an hour).
     """
 
     manifest: Path | None = None
@@ -174,6 +175,7 @@ class IngestOptions:
     limits: Limits | None = None
     isolate: bool = False
     record_unchanged: bool = False
+    retain: float | None = None
 
 
 class IngestKeywords(TypedDict, total=False):
@@ -195,6 +197,7 @@ class IngestKeywords(TypedDict, total=False):
     limits: Limits | None
     isolate: bool
     record_unchanged: bool
+    retain: float | None
 
 
 def ingest(
@@ -232,7 +235,7 @@ def ingest(
         executor.returning_pool(),
         executor.LanguageJobs(workers or os.cpu_count() or 1) as languages,
     ):
-        commit.recover(out)
+        commit.recover(out, retain=chosen.retain)
         upgrade(out)
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
@@ -301,7 +304,7 @@ def ingest(
             tables["runs"] = pa.concat_tables([runs, _run_row(report, paths, found)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
-            commit.commit(out, tables, done.parts, done.segments)
+            commit.commit(out, tables, done.parts, done.segments, retain=chosen.retain)
     return report
 
 

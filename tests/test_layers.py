@@ -16,7 +16,7 @@ STAGES = ["fetching", "text", "reading", "folding", "storage", "diffing", "publi
 FOUNDATION = {"errors", "models", "limits", "schema", "keys", "columns", "interrupts", "decoding"}
 # What runs the stages: the ingest and update orchestrations, the command line around them, the
 # process set-up the package makes on import (Arrow's allocator).
-SHELL = {"__init__", "__main__", "ingest", "update", "cli", "cli_options", "allocator"}
+SHELL = {"__init__", "__main__", "ingest", "update", "rebuild", "cli", "cli_options", "allocator"}
 
 
 def _rank(module: str) -> int:

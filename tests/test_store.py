@@ -288,3 +288,18 @@ def test_parts_of_runs_no_table_records_are_not_adopted(raw_copy: Path, out: Pat
     with pytest.raises(StoreError, match=r"sightings/ holds the parts of runs 1, which no runs"):
         ingest([raw_copy], out=plain)
     assert store.part_runs(plain, "sightings") == [1]
+
+
+@pytest.mark.parametrize(("retain", "kept"), [(0, 2), (3600, 5)])
+def test_retain_sets_how_long_superseded_versions_stay(
+    raw_copy: Path, out: Path, retain: int, kept: int
+) -> None:
+    """--retain 0 keeps the version in force and the one before; an hour keeps all five."""
+    seeds = sorted(raw_copy.glob("0*.txt"))
+    for seed in seeds[2:]:
+        seed.rename(seed.with_suffix(".held"))
+    for held in [None, *sorted(raw_copy.glob("*.held"))]:
+        if held is not None:
+            held.rename(held.with_suffix(".txt"))
+        ingest([raw_copy], out=out, retain=retain)
+    assert len(list((out / store.VERSIONS).iterdir())) == kept

@@ -43,7 +43,7 @@ from pipeline.schema import (
     with_metadata,
     written,
 )
-from pipeline.storage import index
+from pipeline.storage import index, manifest
 from pipeline.storage.store import (
     CURRENT,
     VERSIONED,
@@ -87,13 +87,18 @@ def commit(
     tables: Mapping[str, pa.Table],
     parts: Mapping[tuple[str, int], pa.Table] | None = None,
     segments: Mapping[str, Mapping[int, Cut | None]] | None = None,
+    *,
+    reindex: bool = False,
+    retain: float | None = None,
 ) -> None:
     """Make TABLES (and the other tables as they are) and PARTS the next version, at once.
 
     TABLES maps rewritten one-file tables to their new contents; PARTS maps (table, run) to
     the rows of a new part of an append-only table; SEGMENTS maps a segmented table to its
     rewritten segments (segments.split; None: the segment goes), the others staying as
-    they are. Each segment is gathered as it is written.
+    they are. Each segment is gathered as it is written. REINDEX makes the sightings
+    index anew from the parts, not trusting the current one (a repair). RETAIN replaces
+    RETAIN_SECONDS for the versions this commit supersedes (recover).
     """
     parts, segments = parts or {}, segments or {}
     if set(tables) & set(SEGMENTED):
@@ -119,7 +124,9 @@ def commit(
                 else:
                     _link_or_copy(current / f"{name}.parquet", target)
             written.result()  # its error, if any, is raised here
-        _stage_index(out, current, staging, parts)
+        _stage_index(out, current, staging, parts, reindex=reindex)
+        staged = {(name, run): staging / _staged(name, run) for name, run in parts}
+        _write_bytes(staging / manifest.FILE, manifest.build(out, current, staging, number, staged))
         _fsync(staging)
         _checkpoint()
         version = staging.rename(out / VERSIONS / f"{number:06d}")
@@ -131,7 +138,7 @@ def commit(
         interrupts.committing()  # an interrupt from here on finds the run stored
         _switch(out, version)
         _checkpoint()
-        recover(out)
+        recover(out, retain=retain)
     except OSError as exc:
         msg = f"{out}: cannot write the dataset ({exc}); the version before this run stays in force"
         raise StoreError(msg) from exc
@@ -145,11 +152,24 @@ def _write_parts(staging: Path, parts: Mapping[tuple[str, int], pa.Table]) -> No
 
 
 def _stage_index(
-    out: Path, current: Path, staging: Path, parts: Mapping[tuple[str, int], pa.Table]
+    out: Path,
+    current: Path,
+    staging: Path,
+    parts: Mapping[tuple[str, int], pa.Table],
+    *,
+    reindex: bool = False,
 ) -> None:
-    """Stage the sightings index (index.py) of the version: CURRENT's, with the new parts."""
+    """Stage the sightings index (index.py) of the version: CURRENT's, with the new parts.
+
+    REINDEX indexes every part afresh: STAGING, which has no index yet, stands for CURRENT.
+    """
     staged = {run: staging / _staged(name, run) for name, run in parts if name == "sightings"}
-    found = index.following(out, current, staged) if staged else ({}, index.segment_ids(current))
+    if reindex:
+        found = index.following(out, staging, staged)
+    elif staged:
+        found = index.following(out, current, staged)
+    else:
+        found = ({}, index.segment_ids(current))
     if found is None or not (found[0] or found[1]):
         return
     written, linked = found
@@ -205,13 +225,14 @@ def _publish(staged: Path, final: Path) -> None:
     _fsync(folder)
 
 
-def recover(out: Path) -> None:
+def recover(out: Path, *, retain: float | None = None) -> None:
     """Drop what an interrupted commit left, and keep the links to the version in force.
 
     Parts of runs the version in force does not know (a commit that never switched) are
     removed, as are all parts while the version in force still keeps its append-only
     tables as single files (an interrupted upgrade from schema version 3). Superseded
-    versions go once they have been superseded for RETAIN_SECONDS, except the last one.
+    versions go once they have been superseded for RETAIN seconds (default:
+    RETAIN_SECONDS), except the last one.
     """
     versions = out / VERSIONS
     if not (out / CURRENT).is_symlink():
@@ -229,7 +250,7 @@ def recover(out: Path) -> None:
         elif (out / name).is_symlink():
             (out / name).unlink()
     _drop_unknown_parts(out, in_force)
-    _retire_versions(versions, in_force.name)
+    _retire_versions(versions, in_force.name, RETAIN_SECONDS if retain is None else retain)
 
 
 def _drop_unknown_parts(out: Path, in_force: Path) -> None:
@@ -245,13 +266,13 @@ def _drop_unknown_parts(out: Path, in_force: Path) -> None:
                 shutil.rmtree(part_path(out, name, run).parent)
 
 
-def _retire_versions(versions: Path, in_force: str) -> None:
+def _retire_versions(versions: Path, in_force: str, retain: float) -> None:
     numbered = sorted(p.name for p in versions.iterdir() if p.name.isdigit())
     at = numbered.index(in_force)
     now = time.time()
     keep = {in_force, *numbered[max(0, at - 1) : at]}
     for older, newer in itertools.pairwise(numbered[: at + 1]):
-        if now - (versions / newer).stat().st_mtime < RETAIN_SECONDS:
+        if now - (versions / newer).stat().st_mtime < retain:
             keep.add(older)  # superseded only lately: a reader may still be on it
     for path in versions.iterdir():
         if path.name not in keep:
@@ -430,6 +451,13 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
             writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
         finally:  # closed before its file is, even when a write fails or is interrupted
             writer.close()
+    _checkpoint()  # written, not yet durable
+    _fsync(path)
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write DATA to PATH and make it durable (a step the crash tests kill at)."""
+    path.write_bytes(data)
     _checkpoint()  # written, not yet durable
     _fsync(path)
 

@@ -376,3 +376,34 @@ def _as_stored(ranges: pa.Table) -> pa.Table:
         for f in schema
     ]
     return pa.table(columns, schema=schema).append_column("row", ranges["row"])
+
+
+def disagreeing(folder: Path, out: Path) -> list[int]:
+    """The runs whose index rows in the version FOLDER differ from their parts (§9, 16-17).
+
+    Runs whose part changed since it was indexed are left out: the index is not trusted for
+    them (load), and reads take their parts. Each other run's rows are made again from the
+    parts, as a commit that re-indexes everything would, and compared.
+    """
+    found = load(folder, out)
+    if found is None or not found.runs:
+        return []
+    runs = sorted(found.parts)
+    fresh, _ = _indexed(out, runs, {}, None)
+    wrong = []
+    for run in runs:
+        at = pa.scalar(run, pa.int64())
+        mine = found.rows.filter(pc.equal(found.rows[PARTITION_KEY], at))
+        theirs = fresh.filter(pc.equal(fresh[PARTITION_KEY], at))
+        if not _decoded(mine.sort_by("row")).equals(_decoded(theirs.sort_by("row"))):
+            wrong.append(run)
+    return wrong
+
+
+def _decoded(table: pa.Table) -> pa.Table:
+    """TABLE with plain strings: two dictionaries of the same values compare equal."""
+    plain = [
+        pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(plain))

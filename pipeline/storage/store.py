@@ -395,10 +395,13 @@ def iter_parts(
     upto: int | None = None,
     where: Callable[[pa.Table], Mask] | None = None,
     content: Callable[[pa.Table], Mask] | None = None,
+    rulings: pa.Table | None = None,
 ) -> Iterator[pa.Table]:
-    """The parts of partitioned table NAME, one table per run, in run order (see read_table)."""
+    """The parts of partitioned table NAME, one table per run, in run order (see read_table).
+
+    RULINGS gives the texts sightings leave out (default: the version's rulings table).
+    """
     wanted = None if runs is None else set(runs)
-    rulings = None
     bases = _Bases(out)
     for run in part_runs(out, name):
         if _chosen(run, wanted, upto):
@@ -654,6 +657,11 @@ def _ruling_texts(sightings: pa.Table, rulings: pa.Table) -> Column:
         )
         texts = pc.coalesce(texts, pc.take(rulings["text"], by_hash).cast(pa.string()))
     return texts
+
+
+def ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Column:
+    """The row of RULINGS each row of SIGHTINGS is keyed to (null if none is)."""
+    return _ruling_rows(sightings, rulings)
 
 
 def _ruling_rows(sightings: pa.Table, rulings: pa.Table) -> Column:

@@ -1,0 +1,213 @@
+"""pipeline repair: a dataset's derived tables made again, into a new version.
+
+What nothing rebuilds is checked first (runs, files, every part of runs 1 … L against the
+manifest and read whole): one bad is refused, naming it, with nothing written. The derived
+tables are then made from it: `state` from the sightings (diffing.history, as an upgrade
+from version 3 does), `rulings` folded from them (folding.merge) and weighed
+(`current`), the sightings index from the parts, the kept terms dropped (a cache).
+Two things the parts do not hold are taken from files that pass their check, and a repair
+that cannot find them is refused: the texts of the rulings (a sighting leaves out the text
+of its ruling, docs/format.md §5.4: they are taken from every sound rulings segment of the
+kept versions, then from the sound state segments, whose rows are sightings with their
+texts put back), and `names` (from the catalogs of the runs). `translations` is carried as
+stored when sound, else linked again in full (folding.translate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.diffing.history import origins_from_files, state_from_sightings, with_current
+from pipeline.errors import StoreError
+from pipeline.folding.merge import merge_rulings
+from pipeline.folding.translate import update_translations
+from pipeline.keys import codes
+from pipeline.reading.sightings import RULING_TEXT
+from pipeline.schema import RULING_KEY, SEGMENTED, TABLES, in_memory
+from pipeline.storage import commit, manifest, segments, store, verify
+from pipeline.storage.terms import CACHE, FILE, KeptTerms
+from pipeline.storage.upgrade import read_outdated
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_KEY = list(RULING_KEY)
+_SHOWN = 3  # cards named in a refusal
+_TEXTS = pa.schema([TABLES["rulings"].field(name) for name in [*_KEY, "text"]])
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    """What a repair did: the version it wrote, the damaged files it found, what it chose."""
+
+    version: str
+    damaged: list[str]
+    translations: str  # "carried" or "linked again"
+
+
+def repair(out: Path, *, wait: float = 0, retain: float | None = None) -> RepairReport:
+    """Rebuild the derived tables of the dataset in OUT into a new version (one commit).
+
+    WAIT is how long an ingest writing OUT is waited for; RETAIN as ingest()'s.
+    """
+    store.check_folder_name(out)
+    out = out.resolve()  # as the version's folder is (store.pinned): paths named relative to it
+    if not (out / store.CURRENT).is_symlink():
+        msg = f"{out}: no {store.CURRENT} link here: not a dataset to repair; check --out"
+        raise StoreError(msg)
+    with store.writer_lock(out, wait):
+        bad = verify.primary_faults(out)  # before recover(), which reads runs.parquet
+        if bad:
+            named = "; ".join(map(str, bad))
+            msg = (
+                f"{named}: not derived from anything, so not rebuilt: restore it from a "
+                "backup; nothing written"
+            )
+            raise StoreError(msg)
+        commit.recover(out, retain=retain)
+        if read_outdated(out) is not None:
+            msg = f"{out}: of an older schema version: run pipeline ingest first (it upgrades)"
+            raise StoreError(msg)
+        damaged = sorted({f.path for f in verify.check(out).faults})
+        version = store.open_version(out)
+        texts, sound = _ruling_texts(out, version.base)
+        sightings = _sightings(out, version, texts)
+        lost = sightings.filter(pc.is_null(sightings["text"]))
+        if lost.num_rows and sound["state"]:  # the state keeps the texts of its snapshots
+            texts = pa.concat_tables([texts, _from_state(lost, sound["state"])])
+            sightings = _sightings(out, version, texts)
+        files = version.table("files")
+        state = origins_from_files(state_from_sightings(sightings), files)
+        rows = store.ruling_rows(sightings.select(_KEY), texts.select(_KEY))
+        ruling_text = pc.take(texts["text"], rows).cast(pa.string())
+        _check_texts(out, version.base, sightings.filter(pc.is_null(ruling_text)))
+        folded = merge_rulings(
+            in_memory("rulings").empty_table(), sightings.append_column(RULING_TEXT, ruling_text)
+        )
+        rulings = with_current(folded, state)
+        names = _sound_table(out, version.base, "names")
+        if names is None:
+            msg = (
+                f"{_relative(out, version.base / 'names.parquet')}: damaged, and made from the "
+                "catalogs, not the parts: restore it from a backup; nothing written"
+            )
+            raise StoreError(msg)
+        translations = _sound_table(out, version.base, "translations")
+        chosen = "carried"
+        if translations is None:
+            chosen = "linked again"
+            translations = _linked(out, rulings, version.last_run)
+        tables = {
+            "files": files,
+            "runs": version.table("runs"),
+            "names": names,
+            "translations": translations,
+        }
+        rewritten = segments.split({"rulings": rulings, "state": state}, _plan(version.base, sound))
+        commit.commit(out, tables, {}, rewritten, reindex=True, retain=retain)
+        (out / CACHE / FILE).unlink(missing_ok=True)  # a cache: the next linking run remakes it
+        return RepairReport(store.pinned(out).name, damaged, chosen)
+
+
+def _relative(out: Path, path: Path) -> str:
+    return path.relative_to(out).as_posix()
+
+
+def _sound_table(out: Path, version: Path, name: str) -> pa.Table | None:
+    """Table NAME of VERSION if its file passes its check, else None."""
+    relative = _relative(out, version / f"{name}.parquet")
+    if verify.file_fault(out, relative, name) is not None:
+        return None
+    return store.read_table(out, name, base=version)
+
+
+def _ruling_texts(out: Path, version: Path) -> tuple[pa.Table, dict[str, list[pa.Table]]]:
+    """Every sound rulings segment's key and text, of VERSION then the older kept versions.
+
+    Also the sound segments of VERSION by table, whose cards keep their segment numbers.
+    """
+    pieces = []
+    sound: dict[str, list[pa.Table]] = {name: [] for name in SEGMENTED}
+    for name in SEGMENTED:
+        for seg in store.segment_ids(version, name):
+            relative = _relative(out, store.segment_path(version, name, seg))
+            if verify.file_fault(out, relative, name) is None:
+                table = store.read_segments(version, name, [seg])[seg]
+                sound[name].append(table.append_column("segment", _repeat(seg, table)))
+                if name == "rulings":
+                    pieces.append(table.select([*_KEY, "text"]).cast(_TEXTS))
+    for older in sorted((out / store.VERSIONS).iterdir(), reverse=True):
+        found = manifest.read(older) if older.name.isdigit() and older.name < version.name else None
+        if found is None:
+            continue
+        for seg in store.segment_ids(older, "rulings"):
+            entry = found.files.get(_relative(out, store.segment_path(older, "rulings", seg)))
+            if entry is not None and verify.entry_fault(out, entry) is None:
+                table = store.read_segments(older, "rulings", [seg])[seg]
+                pieces.append(table.select([*_KEY, "text"]).cast(_TEXTS))
+    return pa.concat_tables([_TEXTS.empty_table(), *pieces]), sound
+
+
+def _sightings(out: Path, version: store.Version, texts: pa.Table) -> pa.Table:
+    """Every sighting of VERSION, carried rows expanded, left-out texts taken from TEXTS."""
+    parts = store.iter_parts(
+        out, "sightings", base=version.base, upto=version.last_run, rulings=texts
+    )
+    return pa.concat_tables([in_memory("sightings").empty_table(), *parts])
+
+
+def _from_state(lost: pa.Table, state: list[pa.Table]) -> pa.Table:
+    """The key and text of the state rows that are sightings of LOST (texts left out).
+
+    A state row is a sighting as read back, its text put back from its ruling: for a
+    sighting whose text was left out, that is the ruling's text.
+    """
+    rows = pa.concat_tables([t.drop_columns(["segment"]) for t in state])
+    where = ["run", "source_path", "position"]
+    mine, theirs = codes([rows.select(where), lost.select(where)], where)
+    found = pc.is_in(mine, value_set=theirs)
+    return rows.filter(found).select([*_KEY, "text"]).cast(_TEXTS)
+
+
+def _repeat(value: int, table: pa.Table) -> pa.Array[Any]:
+    return pa.array([value] * table.num_rows, pa.int64())
+
+
+def _check_texts(out: Path, version: Path, lost: pa.Table) -> None:
+    """Refuse when the ruling's text of sightings LOST is nowhere: its segment is damaged."""
+    if not lost.num_rows:
+        return
+    cards = sorted({str(c) for c in lost["card"].to_pylist()})
+    shown = ", ".join(cards[:_SHOWN]) + (", …" if len(cards) > _SHOWN else "")
+    rulings = len(pc.unique(lost["text_hash"].cast(pa.string())))
+    msg = (
+        f"{_relative(out, version / 'rulings')}: the texts of {rulings} rulings (cards "
+        f"{shown}) are kept only in a damaged rulings segment: not in the sightings, which "
+        "leave their ruling's text out (docs/format.md §5.4), nor in the state or an older "
+        "kept version; restore the segment from a backup; nothing written"
+    )
+    raise StoreError(msg)
+
+
+def _plan(version: Path, sound: dict[str, list[pa.Table]]) -> segments.Plan:
+    """Every segment rewritten; each card in the segment a sound file of it holds."""
+    ids = sorted({seg for name in SEGMENTED for seg in store.segment_ids(version, name)})
+    home: dict[str, int] = {}
+    for name in SEGMENTED:
+        for table in sound[name]:
+            cards = segments.groups(table).to_pylist()
+            at = [int(seg) for seg in table["segment"].to_pylist() if seg is not None]
+            home.update(zip((str(c) for c in cards), at, strict=True))
+    next_id = max(ids, default=0) + 1
+    return segments.Plan(tuple(ids), home, next_id, next_id)
+
+
+def _linked(out: Path, rulings: pa.Table, run: int) -> pa.Table:
+    """The translations linked again among every ruling, as a run reading every card would."""
+    cards = pc.unique(rulings["card"].cast(pa.string()).drop_null())
+    old = in_memory("translations").empty_table()
+    return update_translations(old, rulings, cards, run, kept=KeptTerms(out))
