@@ -27,6 +27,8 @@ COMMANDS = {
     "history": (("Rift Bolt",), "pipeline.publishing.dataset.load_history"),
     "site": (("-o", "site"), "pipeline.publishing.site.build_site"),
     "stats": ((), "pipeline.publishing.stats.dataset_stats"),
+    "verify": (("--out", "."), "pipeline.storage.verify.check"),
+    "repair": ((), "pipeline.rebuild.repair"),
 }
 
 
