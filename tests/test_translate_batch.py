@@ -16,6 +16,7 @@ from pipeline.folding.translate import EnglishIndex, batch
 from pipeline.folding.translate import features as one_text
 from pipeline.folding.translate.features import LANGUAGES, traits
 from pipeline.folding.translate.lexicon import shipped
+from pipeline.reading.parsers.mtgjson import LANGUAGES as MTGJSON_LANGUAGES
 from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
@@ -28,19 +29,6 @@ link_module = importlib.import_module("pipeline.folding.translate.link")
 _SAMPLE = FIXTURES / "language" / "held-out-sample.jsonl"
 _HAND = FIXTURES / "language" / "hand-translations.jsonl"
 _MTGJSON = REALDATA / "mtgjson-2022"
-# MTGJSON's language names, as the rulings table's codes.
-_LANGUAGES = {
-    "German": "de",
-    "Spanish": "es",
-    "French": "fr",
-    "Italian": "it",
-    "Japanese": "ja",
-    "Korean": "ko",
-    "Portuguese (Brazil)": "pt",
-    "Russian": "ru",
-    "Chinese Simplified": "zh",
-    "Chinese Traditional": "zh",
-}
 # Texts where the patterns' edges are: symbols, rule numbers (702.62a, and a letter then a
 # digit after one), full-width digits and letters, pauses beside numbers, names at a
 # sentence's start or inside it, Korean particles, lone ideographs, case that changes length
@@ -152,7 +140,7 @@ def test_vectorised_links_are_the_per_text_links(monkeypatch: pytest.MonkeyPatch
                 pool[text_hash(card["text"])] = card["text"]
                 own.setdefault(card["name"], set()).add(text_hash(card["text"]))
             for foreign in card.get("foreignData", ())[::2]:
-                lang = _LANGUAGES.get(foreign.get("language", ""))
+                lang = MTGJSON_LANGUAGES.get(foreign.get("language", ""))
                 if lang and foreign.get("text"):
                     asked.append((foreign["text"], lang, [own[card["name"]]], [card["name"]]))
     asked += [(i["text"], i["lang"], [own.get(i["card"], set())], [i["card"]]) for i in items]

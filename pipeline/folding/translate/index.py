@@ -482,25 +482,7 @@ class _Entries:
             map(ranks.get, chain.from_iterable(featured), repeat(-1)), np.int64, int(lengths.sum())
         )
         row_of = np.repeat(np.asarray(rows, dtype=np.int64), lengths)
-        held = flat >= 0
-        width = max(1, len(ranks))
-        keys, counts = np.unique(row_of[held] * width + flat[held], return_counts=True)
-        query, rank = np.divmod(keys, width)
-        unmade = np.unique(rank[made[rank] == _UNMADE])
-        if len(unmade):
-            names = self._names[lang]
-            for n in unmade.tolist():
-                options = table.get(names[n])
-                made[n] = self._add(options) if options else -1
-        entry = made[rank]
-        kept = entry >= 0
-        return (
-            query[kept],
-            entry[kept],
-            counts[kept],
-            rank[kept],
-            np.zeros(int(kept.sum()), np.int64),
-        )
+        return self._items(lang, table, made, row_of=row_of, flat=flat)
 
     def ranks(self, lang: str, table: Mapping[str, Options], tokens: Column) -> NDArray[np.int64]:
         """Each of TOKENS' rank among LANG's lexicon TABLE's features (sorted), or -1."""
