@@ -20,6 +20,7 @@ import pipeline
 from pipeline import ingest
 from pipeline.cli import cli
 from pipeline.diffing.in_force import freshest_sources, in_force
+from pipeline.publishing.dataset import load_history
 from pipeline.schema import SCHEMA_VERSION, STATE, VERSION_KEY
 from pipeline.storage import store
 
@@ -240,6 +241,12 @@ def test_a_version_7_dataset_is_weighed_as_read_and_upgraded(tmp_path: Path) -> 
     out = tmp_path / "normalized"
     shutil.copytree(FIXTURES / "dataset-v7", out, symlinks=True)
     _rift_bolt_as_built(pipeline.open_dataset(out))  # weighed as read
+    marks = Counter((e.source, e.in_force) for e in load_history(out, "Rift Bolt"))
+    assert marks == {
+        ("mtgjson", True): 15,
+        ("rift-bolt.txt", True): 3,
+        ("rift-bolt.txt", False): 10,
+    }
     (tmp_path / "next").mkdir()
     ingest([_build_2025(tmp_path / "next")], out=out)  # the upgrade, then a run
     segment = next(store.path_of(store.pinned(out), "rulings").glob("*.parquet"))

@@ -258,8 +258,8 @@ def _in_force(entries: list[HistoryEntry], card: str, version: store.Version) ->
     A card read from a 2022 MTGJSON file and a 2024 dump has both suspend wordings still in
     their sources; only the freshest source's are in force (docs/dataset.md, "In force today").
     """
-    rulings = weighed_rulings(version)
-    mine = rulings.filter(pc.and_(pc.equal(rulings["card"], pa.scalar(card)), rulings["current"]))
+    rulings = weighed_rulings(version, card)
+    mine = rulings.filter(rulings["current"])
     keys = set(zip(strings(mine["text_hash"]), mine["effective_date"].to_pylist(), strict=True))
     return [
         entry if entry.disappeared is not None
