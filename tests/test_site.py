@@ -590,3 +590,44 @@ def test_a_link_in_the_site_folder_is_not_written_through(tmp_path: Path) -> Non
         "page 'runs/1.html': runs is a symbolic link: not followed; not written",
         "page 'runs/index.html': runs is a symbolic link: not followed; not written",
     )
+
+
+@pytest.mark.slow
+def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path: Path) -> None:
+    """Site, feed and changelogs of a raw folder under a temporary path name no such path.
+
+    A ruling's markup and control characters are shown as text, never as markup.
+    """
+    where = tmp_path / "machine-path-7f3a"
+    raw, out, site = where / "raw", where / "normalized", where / "site"
+    raw.mkdir(parents=True)
+    shutil.copy(RAW / "001_ca7dd0badab20c1e.txt", raw / "rift-bolt.txt")
+    hostile = '"<script>alert(1)</script> & <img src=x onerror=alert(2)>\\u001b[31m\\u0085"'
+    (raw / "r.json").write_text(
+        '{"object": "list", "has_more": false, "data": [{"object": "ruling", "oracle_id":'
+        f' "o-1", "source": "wotc", "published_at": "2024-02-02", "comment": {hostile}}}]}}',
+        encoding="utf-8",
+    )
+    ingest([raw], out=out)
+    (raw / "rift-bolt.txt").write_text(
+        (RAW / "001_ca7dd0badab20c1e.txt").read_text("utf-8").replace("face up", "face down")
+        + "\n2024-02-02\n\n<script>alert(1)</script> & <img src=x onerror=alert(2)>\n",
+        encoding="utf-8",
+    )
+    ingest([raw], out=out)
+    build_site(out, site)
+    for fmt in ("html", "markdown", "json"):
+        code, _, _ = _cli("changelog", "--out", str(out), "--format", fmt, "-o", str(where / fmt))
+        assert code == 0
+    published = [p for p in site.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    published += [where / fmt for fmt in ("html", "markdown", "json")]
+    assert len(published) > 10
+    for path in published:
+        text = path.read_text(encoding="utf-8")
+        assert "machine-path-7f3a" not in text, path
+        assert str(tmp_path) not in text, path
+        assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", text), path
+        if path.name != "json":  # JSON is data; Markdown escapes a `<` with a backslash
+            assert not re.search(r"(?<!\\)<(script>alert|img src=x)", text), path
+    pages = "".join(p.read_text("utf-8") for p in site.rglob("*.html"))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages  # shown, as text

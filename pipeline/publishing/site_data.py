@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -271,11 +272,19 @@ def _runs(
                 files_rejected=r["files_rejected"],
                 rulings_read=r["rulings_read"],
                 new_keys=r["new_keys"],
-                inputs=tuple(r["inputs"]),
+                inputs=tuple(_published(path) for path in r["inputs"]),
                 changeset=cs,
             )
         )
     return runs
+
+
+def _published(path: str) -> str:
+    """An input as a page names it: its last component (`raw`, `TSP.json`).
+
+    The place on the building machine is left out, as the rows' source paths are relative to it.
+    """
+    return PurePath(path).name or path
 
 
 def _threads(runs: list[Run]) -> tuple[dict[str, Thread], dict[str, tuple[str, ...]]]:
