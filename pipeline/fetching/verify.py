@@ -26,6 +26,7 @@ import numpy as np
 
 from pipeline.decoding.compressed import Compression, inflate, sniff
 from pipeline.decoding.look import Checked, check_limits, line_limit
+from pipeline.decoding.text import marked_encoding
 from pipeline.errors import InputError
 from pipeline.limits import Limits, over
 
@@ -34,13 +35,6 @@ _NEWLINE = ord("\n")
 _COMPRESSED = {".gz": Compression.GZIP, ".xz": Compression.XZ}  # by the stored name's suffix
 _RELEASE = re.compile(r"These rules are (?:effective|current) as of")
 _RULES_HEAD = 64 * 1024  # the date line is printed under the title
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
 
 
 class VerifyError(ValueError):
@@ -217,7 +211,8 @@ def _check_rules(stream: BinaryIO) -> None:
     Decoded as the reader does (a BOM, UTF-16 told by its zero bytes, else UTF-8, else
     cp1252), a chunk at a time; a hole of NUL bytes (a download spliced or cut) is refused.
     """
-    encoding = _encoding(stream.read(_RULES_HEAD))
+    marked = marked_encoding(stream.read(_RULES_HEAD))
+    encoding = marked.encoding if marked is not None else None
     for tried in (encoding,) if encoding else ("utf-8", "cp1252"):
         try:
             head = _decoded(stream, tried)
@@ -245,21 +240,6 @@ def _decoded(stream: BinaryIO, encoding: str) -> str:
         head += text[: _RULES_HEAD - len(head)]
         if not chunk:
             return head
-
-
-def _encoding(head: bytes) -> str | None:
-    """The encoding HEAD's BOM or zero bytes say, or None (UTF-8, else cp1252)."""
-    for bom, encoding in _BOMS:
-        if head.startswith(bom):
-            return encoding
-    sample = head[:4096]
-    if len(sample) >= 4 and not len(sample) % 2:  # noqa: PLR2004 - two code units at least
-        even, odd, half = sample[0::2].count(0), sample[1::2].count(0), len(sample) // 2
-        if odd > half * 0.6 and even == 0:
-            return "utf-16-le"
-        if even > half * 0.6 and odd == 0:
-            return "utf-16-be"
-    return None
 
 
 def _long_line(name: str, length: int, limit: int) -> None:

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
+from pipeline.decoding.text import marked_encoding
 from pipeline.errors import InputError, UsageError
 from pipeline.limits import Limits
 from pipeline.models import DateOrder, RawDocument, SourceHints
@@ -33,13 +34,6 @@ _IGNORED_NAMES = frozenset({MANIFEST_NAME, "README.md", "README.txt", ".gitkeep"
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f]")
 _CONTROL_NAME = re.compile(r"[\x00-\x1f\x7f]")
 _NEXT_OBJECT = re.compile(rb"\s*\{")  # after a first line: a second one, an object
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF8, "utf-8-sig"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
 
 
 class InputFile(NamedTuple):
@@ -325,13 +319,13 @@ def decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
     """Decode raw bytes to text with LF line ends; return (text, encoding, warnings)."""
     if not data.strip():
         raise InputError(name, "empty file")
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            return _decode_as(data[len(bom) :], encoding, name), encoding.removesuffix("-sig"), ()
-    guessed = _guess_utf16(data)
-    if guessed is not None:
-        warning = f"no byte-order mark; decoded as {guessed} from its zero bytes"
-        return _decode_as(data, guessed, name), guessed, (warning,)
+    marked = marked_encoding(data)
+    if marked is not None:
+        encoding, mark = marked
+        text = _decode_as(data[mark:], encoding, name)
+        if mark:
+            return text, encoding.removesuffix("-sig"), ()
+        return text, encoding, (f"no byte-order mark; decoded as {encoding} from its zero bytes",)
     if _CONTROL_BYTES.search(data, 0, 8192):
         raise InputError(name, "binary file (control bytes in the first 8 KiB), not text")
     try:
@@ -351,21 +345,6 @@ def _decode_as(data: bytes, encoding: str, name: str) -> str:
         return _lines(data.decode(encoding))
     except UnicodeDecodeError as exc:
         raise InputError(name, f"undecodable as {encoding}: {exc.reason}") from exc
-
-
-def _guess_utf16(data: bytes) -> str | None:
-    """Recognise UTF-16 without a BOM by where its zero bytes fall (mostly-Latin text)."""
-    sample = data[:4096]
-    if len(sample) < 4 or len(sample) % 2:  # noqa: PLR2004 - two code units at least
-        return None
-    even = sample[0::2].count(0)
-    odd = sample[1::2].count(0)
-    half = len(sample) // 2
-    if odd > half * 0.6 and even == 0:
-        return "utf-16-le"
-    if even > half * 0.6 and odd == 0:
-        return "utf-16-be"
-    return None
 
 
 def _lines(text: str) -> str:
