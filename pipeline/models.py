@@ -144,6 +144,42 @@ class LocalName(NamedTuple):
     oracle_id: str | None = None
 
 
+class CardFace(NamedTuple):
+    """One face of a card as its Oracle gives it (a single-faced card has one)."""
+
+    name: str
+    mana_cost: str | None = None
+    type_line: str | None = None
+    oracle_text: str | None = None  # None: the face has no rules text (a vanilla creature)
+    power: str | None = None  # as printed: "*", "1+*", "3"
+    toughness: str | None = None
+    loyalty: str | None = None
+    defense: str | None = None
+
+
+class CardFacts(NamedTuple):
+    """What a card source says of one card: its Oracle and what analysts join on.
+
+    One per card and document (a card's printings in a file are folded into one: PRINTINGS
+    names every set code with its release date). Tuples are sorted so that equal facts
+    compare equal whatever order the source listed them in.
+    """
+
+    name: str  # the English name, faces joined by " // " as rulings name split cards
+    oracle_id: str | None
+    layout: str | None  # normal, split, transform, adventure, …
+    faces: tuple[CardFace, ...]
+    supertypes: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    subtypes: tuple[str, ...] = ()
+    mana_value: float | None = None
+    colors: tuple[str, ...] = ()  # W, U, B, R, G
+    color_identity: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    legalities: tuple[tuple[str, str], ...] = ()  # (format, "legal"/"banned"/"restricted"/…)
+    printings: tuple[tuple[str, dt.date | None], ...] = ()  # (set code, its release date)
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedDocument:
     """What a parser returns for one document.
@@ -164,6 +200,9 @@ class ParsedDocument:
     # The cards' translated names the document gives (MTGJSON foreignData); may grow while
     # a lazy `rulings` is consumed, as `warnings` may.
     names: list[LocalName] = field(default_factory=list)
+    # The cards the document describes (MTGJSON cards, Scryfall card objects), one per
+    # card; may grow while a lazy `rulings` is consumed, as `names` may.
+    cards: list[CardFacts] = field(default_factory=list)
 
 
 class Sighting(NamedTuple):
