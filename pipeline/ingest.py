@@ -21,6 +21,7 @@ from pipeline.diffing.history import (
     with_current,
     with_origins,
 )
+from pipeline.diffing.oracle import Reading, oracle_run
 from pipeline.folding import card_files
 from pipeline.folding.catalog import Catalog, apply_catalog, found_catalogs, run_catalog
 from pipeline.folding.merge import (
@@ -47,10 +48,10 @@ from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import TextPool, dated, undeclared_texts
 from pipeline.reading.unchanged import skip_unchanged
-from pipeline.schema import FILES, RUNS, in_memory
+from pipeline.schema import FILES, PARTITION_KEY, RUNS, TABLES, in_memory
 from pipeline.storage import commit, segments, store
 from pipeline.storage.load import Loaded, load
-from pipeline.storage.part import UNDETECTED, as_stored, sightings_part
+from pipeline.storage.part import UNDETECTED, as_stored, sightings_part, texts_part
 from pipeline.storage.segments import groups
 from pipeline.storage.terms import KeptTerms
 from pipeline.storage.upgrade import read_outdated, write_upgraded
@@ -299,6 +300,7 @@ def ingest(
             # Tables of an older schema version are rewritten, migrated, by this commit.
             tables = {name: store.read_table(out, name) for name in store.outdated(out)}
             tables.update(done.tables)
+            _with_cards(out, reports, run, tables, done.parts)
             changes = done.parts.get(("changes", run))
             found = 0 if changes is None else true_count(is_rule_change(changes))
             tables["runs"] = pa.concat_tables([runs, _run_row(report, paths, found)])
@@ -306,6 +308,33 @@ def ingest(
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
             commit.commit(out, tables, done.parts, done.segments, retain=chosen.retain)
     return report
+
+
+def _with_cards(
+    out: Path,
+    reports: list[FileReport],
+    run: int,
+    tables: dict[str, pa.Table],
+    parts: dict[tuple[str, int], pa.Table],
+) -> None:
+    """Add to TABLES and PARTS what the cards of the files REPORTS read make (oracle.py)."""
+    readings = [
+        Reading(facts, report.layout.value, report.source_path, report.as_of)
+        for report in reports
+        if report.layout is not None
+        for facts in report.cards
+    ]
+    if not readings:
+        return
+    made = oracle_run(store.read_table(out, "card_versions"), readings, run)
+    if not made.versions.num_rows:
+        return  # read again: nothing new
+    parts[("card_versions", run)] = made.versions
+    tables["cards"] = made.cards
+    if made.changes.num_rows:
+        found = parts.get(("changes", run))
+        oracle = made.changes.cast(in_memory("changes"))
+        parts[("changes", run)] = oracle if found is None else pa.concat_tables([found, oracle])
 
 
 def _outcome(reports: list[FileReport], options: IngestOptions) -> Outcome:
@@ -389,6 +418,9 @@ def _stored(
     new_keys = merged.num_rows - loaded.rulings.num_rows
     if names is not known:  # some learned
         tables["names"] = names
+        learned_now = pc.equal(names["first_run"], pa.scalar(run, pa.int64()))
+        logged = names.filter(learned_now).rename_columns({"first_run": PARTITION_KEY})
+        parts[("names_learned", run)] = logged.select(TABLES["names_learned"].names)
     return _Stored(new.num_rows, new_keys, warnings, tables, parts, rewritten)
 
 
@@ -439,7 +471,8 @@ def _history(
             old, everything, cards, run, workers=link_workers, kept=KeptTerms(out)
         )
     part = sightings_part(out, loaded.base, new, merged)
-    parts = {("sightings", run): part, ("changes", run): changes}
+    texts = texts_part(loaded.rulings, merged, run)
+    parts = {("sightings", run): part, ("changes", run): changes, ("ruling_texts", run): texts}
     return tables, parts, rewritten, late_warnings(late)
 
 
@@ -495,6 +528,7 @@ def _file_rows(reports: list[FileReport], run: int) -> pa.Table:
             "mtime_ns": [r.mtime_ns for r in reports],
             "as_of": [r.as_of for r in reports],
             "as_of_origin": [r.as_of_origin.value if r.as_of_origin else None for r in reports],
+            "cards": [len(r.cards) if r.status is FileStatus.STORED else None for r in reports],
         },
         schema=FILES,
     )

@@ -251,3 +251,4 @@ class FileReport(NamedTuple):
     as_of: dt.date | None = None  # the version's date (pipeline.reading.asof), for stored files
     as_of_origin: AsOfOrigin | None = None
     names: tuple[LocalName, ...] = ()  # translated card names the file gives (not stored here)
+    cards: tuple[CardFacts, ...] = ()  # the cards the file describes (card_versions keeps them)

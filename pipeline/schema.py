@@ -12,7 +12,7 @@ from pipeline.columns import Column, false_if_null
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 VERSION_KEY = b"pipeline.schema_version"
 TABLE_KEY = b"pipeline.table"
 
@@ -33,6 +33,7 @@ _KEY_FIELDS: list[pa.Field[Any]] = [
 RULING_KEY = ("text_hash", "card", "effective_date", "rule_id")
 RULES_BY_NUMBER = 7  # the first schema version whose rulings' key holds the rule number
 IN_FORCE = 8  # the first whose `current` weighs a card's sources (source_current: each's own)
+LOGGED = 9  # the first whose runs log what they learned (texts, names, cards) in parts
 
 RULINGS = make_schema(
     [
@@ -94,6 +95,7 @@ FILES = make_schema(
         pa.field("mtime_ns", pa.int64()),
         pa.field("as_of", pa.date32()),
         pa.field("as_of_origin", pa.string()),
+        pa.field("cards", pa.int64()),  # cards the file described; null: not asked (before 9)
     ]
 )
 
@@ -188,6 +190,94 @@ NAMES = make_schema(
     ]
 )
 
+# The text each ruling key was first stored with, or changed to, by a run: the rulings
+# table's texts kept where nothing rewrites them (a sighting leaves its ruling's text out).
+RULING_TEXTS = make_schema(
+    [
+        pa.field("run", pa.int64(), nullable=False),
+        *_KEY_FIELDS,
+        pa.field("rule_id", pa.string()),
+        pa.field("text", pa.string(), nullable=False),
+    ]
+)
+
+# The translated names each run learned (the rows it added to `names`).
+NAMES_LEARNED = make_schema(
+    [
+        pa.field("run", pa.int64(), nullable=False),
+        *(NAMES.field(name) for name in ("name", "lang", "card", "oracle_id")),
+    ]
+)
+
+CARD_FACE = pa.struct(
+    [
+        pa.field("name", pa.string()),
+        pa.field("mana_cost", pa.string()),
+        pa.field("type_line", pa.string()),
+        pa.field("oracle_text", pa.string()),
+        pa.field("power", pa.string()),
+        pa.field("toughness", pa.string()),
+        pa.field("loyalty", pa.string()),
+        pa.field("defense", pa.string()),
+    ]
+)
+LEGALITY = pa.struct([pa.field("format", pa.string()), pa.field("status", pa.string())])
+PRINTING = pa.struct([pa.field("set_code", pa.string()), pa.field("released", pa.date32())])
+_STRINGS = pa.list_(pa.string())
+
+# What a card source said of a card: one row per (card, source) whenever it differs from
+# the version in force in that source at its date (pipeline/diffing/oracle.py). The
+# columns after `source_path` are the card's own.
+_CARD_FIELDS: list[pa.Field[Any]] = [
+    pa.field("card", pa.string(), nullable=False),
+    pa.field("oracle_id", pa.string()),
+    pa.field("layout", pa.string()),
+    pa.field("faces", pa.list_(CARD_FACE), nullable=False),
+    pa.field("oracle_text", pa.string()),  # the faces' texts, "\n//\n" between faces
+    pa.field("oracle_hash", pa.string(), nullable=False),  # of the faces' names and texts
+    pa.field("type_line", pa.string()),
+    pa.field("mana_cost", pa.string()),
+    pa.field("mana_value", pa.float64()),
+    pa.field("supertypes", _STRINGS, nullable=False),
+    pa.field("types", _STRINGS, nullable=False),
+    pa.field("subtypes", _STRINGS, nullable=False),
+    pa.field("colors", _STRINGS, nullable=False),
+    pa.field("color_identity", _STRINGS, nullable=False),
+    pa.field("keywords", _STRINGS, nullable=False),
+    pa.field("power", pa.string()),
+    pa.field("toughness", pa.string()),
+    pa.field("loyalty", pa.string()),
+    pa.field("defense", pa.string()),
+    pa.field("legalities", pa.list_(LEGALITY), nullable=False),
+    pa.field("legal_in", _STRINGS, nullable=False),  # the formats whose status is "legal"
+    pa.field("printings", pa.list_(PRINTING), nullable=False),
+    pa.field("first_printed", pa.date32()),
+    pa.field("last_printed", pa.date32()),
+    pa.field("facts_hash", pa.string(), nullable=False),  # of every column from `layout` on
+]
+CARD_VERSIONS = make_schema(
+    [
+        pa.field("run", pa.int64(), nullable=False),
+        pa.field("as_of", pa.date32()),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("source_path", pa.string(), nullable=False),
+        *_CARD_FIELDS,
+    ]
+)
+# One row per card: the latest version of its freshest source (CARD_VERSIONS), with when
+# its Oracle text, as that source gives it, was first seen.
+CARDS = make_schema(
+    [
+        *_CARD_FIELDS,
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("source_path", pa.string(), nullable=False),
+        pa.field("as_of", pa.date32()),
+        pa.field("run", pa.int64(), nullable=False),  # the run that stored this version
+        pa.field("oracle_since", pa.date32()),  # as_of of the first version with this text
+        pa.field("oracle_versions", pa.int64(), nullable=False),  # distinct texts, in order
+    ]
+)
+
 # A sightings part may write a run of sightings that repeat an earlier run's as one row
 # (storage/carry.py): `carried` sightings from `position` on, equal but for the columns of
 # their file (FILE_COLUMNS) to those of run `base_run` from `base_position` on. Such a
@@ -204,11 +294,15 @@ TABLES: dict[str, pa.Schema] = {
     "state": STATE,
     "translations": TRANSLATIONS,
     "names": NAMES,
+    "cards": CARDS,
+    "ruling_texts": RULING_TEXTS,
+    "names_learned": NAMES_LEARNED,
+    "card_versions": CARD_VERSIONS,
 }
 # Append-only tables: a Hive-partitioned folder, one part per run
 # (`sightings/run=42/part-0.parquet`), whose files hold every column but `run`: readers
 # take it from the folder name. The others are one file each, rewritten by a run.
-PARTITIONED = frozenset({"sightings", "changes"})
+PARTITIONED = frozenset({"sightings", "changes", "ruling_texts", "names_learned", "card_versions"})
 PARTITION_KEY = "run"
 # Rewritten tables kept as a folder of segments of whole cards (segments.py):
 # `rulings/000003.parquet`. The others are one file each.
@@ -341,6 +435,19 @@ def _v7_to_v8(name: str, table: pa.Table) -> pa.Table:
     return table
 
 
+def _v8_to_v9(name: str, table: pa.Table) -> pa.Table:
+    """Version 9: runs log what they learn in parts; files say how many cards they gave.
+
+    The new tables (ruling_texts, names_learned, card_versions, cards) did not exist: an
+    upgrade writes the first two from `rulings` and `names` (storage/upgrade.py); cards are
+    learned as card sources are read again (a file of a card layout whose `cards` is null
+    is read again, once). Older files rows asked no card: `cards` null.
+    """
+    if name == "files" and "cards" not in table.column_names:
+        table = table.append_column("cards", pa.nulls(table.num_rows, pa.int64()))
+    return table
+
+
 _RULE_NUMBER = r"^\d{3}(\.\d+[a-z]*)?\.?$"  # 702, 702.62, 702.62a; glossary terms are words
 
 
@@ -362,6 +469,7 @@ MIGRATIONS: dict[int, Callable[[str, pa.Table], pa.Table]] = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }
 
 

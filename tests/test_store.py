@@ -12,7 +12,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import data_files, rows
+from conftest import FIXTURES, data_files, rows
 
 from pipeline import LockBusyError, StoreError, ingest, open_dataset
 from pipeline.schema import (
@@ -33,8 +33,16 @@ def dataset(raw_copy: Path, out: Path) -> Path:
     return out
 
 
+@pytest.fixture
+def logged(raw_copy: Path, out: Path) -> Path:
+    """A dataset of the seeds and one MTGJSON card with its names: a part in every log."""
+    shutil.copy(FIXTURES / "raw" / "mtgjson-tsp-rift-bolt.json", raw_copy)
+    ingest([raw_copy], out=out)
+    return out
+
+
 @pytest.mark.parametrize("name", sorted(PARTITIONED))
-def test_partitioned_tables_read_as_hive_folders(dataset: Path, name: str) -> None:
+def test_partitioned_tables_read_as_hive_folders(logged: Path, name: str) -> None:
     """Each append-only folder reads as-is in pyarrow, pandas, DuckDB and Polars, alike.
 
     Readers take `run` from the folder names (`run=1`): pyarrow and pandas as a
@@ -42,6 +50,7 @@ def test_partitioned_tables_read_as_hive_folders(dataset: Path, name: str) -> No
     null on disk where it is the text of the ruling the row is keyed to, and its files hold
     the columns of carried rows (null: a first run carries nothing; tests/test_carry.py).
     """
+    dataset = logged
     folder = dataset / name
     assert [p.relative_to(folder).as_posix() for p in folder.glob("*/*")] == [f"run=1/{store.PART}"]
     expected = rows(dataset, name)
@@ -191,7 +200,8 @@ def test_a_dataset_of_plain_files_is_adopted(raw_copy: Path, out: Path) -> None:
         else:
             shutil.copyfile(out / f"{name}.parquet", plain / f"{name}.parquet")
     for name in PARTITIONED:
-        shutil.copytree(out / name, plain / name)
+        if (out / name).is_dir():  # the seeds give no names, so no names_learned
+            shutil.copytree(out / name, plain / name)
     (raw_copy / "new.txt").write_text("Card\n\n2024-05-05\n\nNew.\n", encoding="utf-8")
     report = ingest([raw_copy], out=plain)
     assert report.run == 2

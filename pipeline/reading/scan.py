@@ -224,6 +224,7 @@ def _read(job: ScanJob, doc: RawDocument | InputError) -> _Read:
         as_of=as_of.date if as_of else None,
         as_of_origin=as_of.origin if as_of else None,
         names=tuple(parsed.names),
+        cards=tuple(parsed.cards),
     )
     return _Read(report, extraction.ambiguous, found)
 

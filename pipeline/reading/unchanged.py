@@ -7,14 +7,17 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import false_if_null
 from pipeline.errors import InputError
-from pipeline.models import FileReport, FileStatus
+from pipeline.models import FileReport, FileStatus, Layout
 from pipeline.reading import read
 from pipeline.reading.scan import ScanResult
 
 if TYPE_CHECKING:
     from pipeline.reading.scan import ScanJob
 
+# The layouts whose files describe cards (ParsedDocument.cards).
+CARD_LAYOUTS = (Layout.MTGJSON.value, Layout.SCRYFALL.value)
 # (path, context) -> (sha256, size, mtime_ns) of a file's latest stored reading.
 _Readings = dict[tuple[str, str], tuple[str, int | None, int | None]]
 
@@ -77,9 +80,18 @@ def _archives(stored: _Readings, names: set[tuple[str, str]]) -> _Readings:
 
 
 def _stored_files(files: pa.Table) -> _Readings:
-    """(path, context) -> (sha256, size, mtime_ns) of each file's latest stored reading."""
+    """(path, context) -> (sha256, size, mtime_ns) of each file's latest stored reading.
+
+    A card source read before its cards were asked for (files.cards null, a version before
+    9) is no stored reading: it is read again, once, for its cards.
+    """
     # A mask, not an expression: expressions load pyarrow.dataset (and pandas) on first use.
     stored = files.filter(pc.equal(files["status"], pa.scalar(FileStatus.STORED.value)))
+    unasked = pc.and_(
+        pc.is_in(stored["layout"], value_set=pa.array(CARD_LAYOUTS, pa.string())),
+        pc.is_null(stored["cards"]),
+    )
+    stored = stored.filter(pc.invert(false_if_null(unasked)))
     names = ("source_path", "context", "source_sha256", "size", "mtime_ns")
     columns = [stored[name].to_pylist() for name in names]
     return {(p, c): (s, n, m) for p, c, s, n, m in zip(*columns, strict=True)}

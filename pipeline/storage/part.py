@@ -13,7 +13,8 @@ import pyarrow.compute as pc
 
 from pipeline.models import FileStatus
 from pipeline.reading.sightings import RULING_TEXT
-from pipeline.schema import in_memory
+from pipeline.keys import codes
+from pipeline.schema import PARTITION_KEY, RULING_KEY, in_memory
 from pipeline.storage import store
 from pipeline.storage.carry import by_reference
 
@@ -40,6 +41,18 @@ def sightings_part(out: Path, base: Path, sightings: pa.Table, rulings: pa.Table
     each file the rows that repeat it are carried from.
     """
     return _carried(out, base, store.without_ruling_texts(as_stored(sightings), rulings))
+
+
+def texts_part(before: pa.Table, after: pa.Table, run: int) -> pa.Table:
+    """The run's part of ruling_texts: each ruling of AFTER whose key and text BEFORE lacks.
+
+    BEFORE and AFTER are the rulings of the same segments before and after RUN.
+    """
+    names = [*RULING_KEY, "text"]
+    old, new = codes([before.select(names), after.select(names)], names)
+    fresh = after.filter(pc.invert(pc.is_in(new, value_set=pc.unique(old))))
+    run_column = pa.repeat(pa.scalar(run, pa.int64()), fresh.num_rows)
+    return fresh.select(names).add_column(0, PARTITION_KEY, run_column)
 
 
 def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.schema import IN_FORCE, RULES_BY_NUMBER, SEGMENTED
+from pipeline.schema import IN_FORCE, LOGGED, PARTITION_KEY, RULES_BY_NUMBER, SEGMENTED, TABLES
 from pipeline.storage import commit, segments, store
 from pipeline.storage.carry import Content
 
@@ -42,13 +42,16 @@ def read_outdated(out: Path) -> Outdated | None:
     Before version 7 a rule's key left out its number: the rules are to be folded again
     from their sightings, one row per text and number. Before version 8 `current` was per
     (card, source): it is to be weighed again across each card's sources, the state's
-    as-of origins taken from files.parquet.
+    as-of origins taken from files.parquet. Before version 9 no run logged the texts and
+    names it learned: each ruling's text and each name go to the part of the run that first
+    stored it (ruling_texts, names_learned).
     """
     split_tables, partitioned = store.unsegmented(out), store.legacy(out)
     version = store.segments_version(out, "rulings")
     unnumbered = version is not None and version < RULES_BY_NUMBER
     unweighed = version is not None and version < IN_FORCE
-    if not split_tables and not partitioned and not unweighed:
+    unlogged = version is not None and version < LOGGED
+    if not split_tables and not partitioned and not unweighed and not unlogged:
         return None
     parts: dict[tuple[str, int], pa.Table] = {}
     sightings, state, rules = pa.table({}), None, None
@@ -66,10 +69,24 @@ def read_outdated(out: Path) -> Outdated | None:
         state = store.read_table(out, "state")
     files = store.read_table(out, "files")
     rulings = store.read_table(out, "rulings").drop_columns(["current", "source_current"])
+    if unlogged or split_tables or partitioned:
+        names = store.read_table(out, "names").rename_columns({"first_run": PARTITION_KEY})
+        parts.update(logged("ruling_texts", rulings.rename_columns({"first_run": PARTITION_KEY})))
+        parts.update(logged("names_learned", names))
     if unnumbered or split_tables:  # rules keyed by their text alone until version 7
         numbered = Content(("rule_id",), lambda table: pc.is_valid(table["rule_id"]))
         rules = store.read_table(out, "sightings", content=numbered)
     return Outdated(parts, state, sightings, files, rulings, rules)
+
+
+def logged(name: str, table: pa.Table) -> dict[tuple[str, int], pa.Table]:
+    """The rows of TABLE as the parts of table NAME, one per run of its `run` column."""
+    table = table.select(TABLES[name].names)
+    runs = sorted({int(r) for r in pc.unique(table[PARTITION_KEY]).to_pylist()})
+    return {
+        (name, run): table.filter(pc.equal(table[PARTITION_KEY], pa.scalar(run, pa.int64())))
+        for run in runs
+    }
 
 
 def write_upgraded(out: Path, outdated: Outdated, *, rulings: pa.Table, state: pa.Table) -> None:
