@@ -4,31 +4,30 @@ What nothing rebuilds is checked first (runs, files, every part of runs 1 … L 
 manifest and read whole): one bad is refused, naming it, with nothing written. The derived
 tables are then made from it: `state` from the sightings (diffing.history, as an upgrade
 from version 3 does), `rulings` folded from them (folding.merge) and weighed
-(`current`), the sightings index from the parts, the kept terms dropped (a cache).
-Two things the parts do not hold are taken from files that pass their check, and a repair
-that cannot find them is refused: the texts of the rulings (a sighting leaves out the text
-of its ruling, docs/format.md §5.4: they are taken from every sound rulings segment of the
-kept versions, then from the sound state segments, whose rows are sightings with their
-texts put back), and `names` (from the catalogs of the runs). `translations` is carried as
-stored when sound, else linked again in full (folding.translate).
+(`current`), their texts from the log `ruling_texts` (a sighting leaves out the text of its
+ruling, docs/format.md §5.4), `names` from the log `names_learned`, `cards` from
+`card_versions` (diffing.oracle), the sightings index from the parts, the kept terms
+dropped (a cache). `translations` is carried as stored when sound, else linked again in
+full (folding.translate). A sound segment's cards keep their segment numbers.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.diffing.history import origins_from_files, state_from_sightings, with_current
+from pipeline.diffing.oracle import cards_from_versions
 from pipeline.errors import StoreError
 from pipeline.folding.merge import merge_rulings
 from pipeline.folding.translate import update_translations
-from pipeline.keys import codes
+from pipeline.keys import first_rows
 from pipeline.reading.sightings import RULING_TEXT
-from pipeline.schema import RULING_KEY, SEGMENTED, TABLES, in_memory
-from pipeline.storage import commit, manifest, segments, store, verify
+from pipeline.schema import NAMES, PARTITION_KEY, RULING_KEY, SEGMENTED, TABLES, in_memory
+from pipeline.storage import commit, segments, store, verify
 from pipeline.storage.terms import CACHE, FILE, KeptTerms
 from pipeline.storage.upgrade import read_outdated
 
@@ -74,28 +73,19 @@ def repair(out: Path, *, wait: float = 0, retain: float | None = None) -> Repair
             raise StoreError(msg)
         damaged = sorted({f.path for f in verify.check(out).faults})
         version = store.open_version(out)
-        texts, sound = _ruling_texts(out, version.base)
+        texts = _logged_texts(version)
         sightings = _sightings(out, version, texts)
-        lost = sightings.filter(pc.is_null(sightings["text"]))
-        if lost.num_rows and sound["state"]:  # the state keeps the texts of its snapshots
-            texts = pa.concat_tables([texts, _from_state(lost, sound["state"])])
-            sightings = _sightings(out, version, texts)
         files = version.table("files")
         state = origins_from_files(state_from_sightings(sightings), files)
         rows = store.ruling_rows(sightings.select(_KEY), texts.select(_KEY))
         ruling_text = pc.take(texts["text"], rows).cast(pa.string())
-        _check_texts(out, version.base, sightings.filter(pc.is_null(ruling_text)))
+        _check_texts(sightings.filter(pc.is_null(ruling_text)))
         folded = merge_rulings(
             in_memory("rulings").empty_table(), sightings.append_column(RULING_TEXT, ruling_text)
         )
         rulings = with_current(folded, state)
-        names = _sound_table(out, version.base, "names")
-        if names is None:
-            msg = (
-                f"{_relative(out, version.base / 'names.parquet')}: damaged, and made from the "
-                "catalogs, not the parts: restore it from a backup; nothing written"
-            )
-            raise StoreError(msg)
+        names = _logged_names(version)
+        cards = cards_from_versions(version.table("card_versions"))
         translations = _sound_table(out, version.base, "translations")
         chosen = "carried"
         if translations is None:
@@ -105,9 +95,11 @@ def repair(out: Path, *, wait: float = 0, retain: float | None = None) -> Repair
             "files": files,
             "runs": version.table("runs"),
             "names": names,
+            "cards": cards,
             "translations": translations,
         }
-        rewritten = segments.split({"rulings": rulings, "state": state}, _plan(version.base, sound))
+        plan = _plan(version.base, _sound_segments(out, version.base))
+        rewritten = segments.split({"rulings": rulings, "state": state}, plan)
         commit.commit(out, tables, {}, rewritten, reindex=True, retain=retain)
         (out / CACHE / FILE).unlink(missing_ok=True)  # a cache: the next linking run remakes it
         return RepairReport(store.pinned(out).name, damaged, chosen)
@@ -125,12 +117,27 @@ def _sound_table(out: Path, version: Path, name: str) -> pa.Table | None:
     return store.read_table(out, name, base=version)
 
 
-def _ruling_texts(out: Path, version: Path) -> tuple[pa.Table, dict[str, list[pa.Table]]]:
-    """Every sound rulings segment's key and text, of VERSION then the older kept versions.
+def _logged_texts(version: store.Version) -> pa.Table:
+    """Each ruling key's text, as the last run that stored it logged it (ruling_texts)."""
+    logged = version.table("ruling_texts")
+    latest = logged.take(pc.sort_indices(logged, sort_keys=[(PARTITION_KEY, "descending")]))
+    return latest.take(first_rows(latest, _KEY)).select([*_KEY, "text"]).cast(_TEXTS)
 
-    Also the sound segments of VERSION by table, whose cards keep their segment numbers.
-    """
-    pieces = []
+
+def _logged_names(version: store.Version) -> pa.Table:
+    """names.parquet as the runs learned it (names_learned), sorted as learned() keeps it."""
+    logged = version.table("names_learned").rename_columns({PARTITION_KEY: "first_run"})
+    table = logged.select(NAMES.names).cast(NAMES)
+    order: list[tuple[str, Literal["ascending", "descending"]]] = [
+        ("name", "ascending"),
+        ("lang", "ascending"),
+        ("card", "ascending"),
+    ]
+    return table.take(pc.sort_indices(table, sort_keys=order))
+
+
+def _sound_segments(out: Path, version: Path) -> dict[str, list[pa.Table]]:
+    """The segments of VERSION that pass their check, by table: their cards stay where they are."""
     sound: dict[str, list[pa.Table]] = {name: [] for name in SEGMENTED}
     for name in SEGMENTED:
         for seg in store.segment_ids(version, name):
@@ -138,18 +145,7 @@ def _ruling_texts(out: Path, version: Path) -> tuple[pa.Table, dict[str, list[pa
             if verify.file_fault(out, relative, name) is None:
                 table = store.read_segments(version, name, [seg])[seg]
                 sound[name].append(table.append_column("segment", _repeat(seg, table)))
-                if name == "rulings":
-                    pieces.append(table.select([*_KEY, "text"]).cast(_TEXTS))
-    for older in sorted((out / store.VERSIONS).iterdir(), reverse=True):
-        found = manifest.read(older) if older.name.isdigit() and older.name < version.name else None
-        if found is None:
-            continue
-        for seg in store.segment_ids(older, "rulings"):
-            entry = found.files.get(_relative(out, store.segment_path(older, "rulings", seg)))
-            if entry is not None and verify.entry_fault(out, entry) is None:
-                table = store.read_segments(older, "rulings", [seg])[seg]
-                pieces.append(table.select([*_KEY, "text"]).cast(_TEXTS))
-    return pa.concat_tables([_TEXTS.empty_table(), *pieces]), sound
+    return sound
 
 
 def _sightings(out: Path, version: store.Version, texts: pa.Table) -> pa.Table:
@@ -160,35 +156,21 @@ def _sightings(out: Path, version: store.Version, texts: pa.Table) -> pa.Table:
     return pa.concat_tables([in_memory("sightings").empty_table(), *parts])
 
 
-def _from_state(lost: pa.Table, state: list[pa.Table]) -> pa.Table:
-    """The key and text of the state rows that are sightings of LOST (texts left out).
-
-    A state row is a sighting as read back, its text put back from its ruling: for a
-    sighting whose text was left out, that is the ruling's text.
-    """
-    rows = pa.concat_tables([t.drop_columns(["segment"]) for t in state])
-    where = ["run", "source_path", "position"]
-    mine, theirs = codes([rows.select(where), lost.select(where)], where)
-    found = pc.is_in(mine, value_set=theirs)
-    return rows.filter(found).select([*_KEY, "text"]).cast(_TEXTS)
-
-
 def _repeat(value: int, table: pa.Table) -> pa.Array[Any]:
     return pa.array([value] * table.num_rows, pa.int64())
 
 
-def _check_texts(out: Path, version: Path, lost: pa.Table) -> None:
-    """Refuse when the ruling's text of sightings LOST is nowhere: its segment is damaged."""
+def _check_texts(lost: pa.Table) -> None:
+    """Refuse when the ruling's text of sightings LOST is in no log (a part was lost)."""
     if not lost.num_rows:
         return
     cards = sorted({str(c) for c in lost["card"].to_pylist()})
     shown = ", ".join(cards[:_SHOWN]) + (", …" if len(cards) > _SHOWN else "")
     rulings = len(pc.unique(lost["text_hash"].cast(pa.string())))
     msg = (
-        f"{_relative(out, version / 'rulings')}: the texts of {rulings} rulings (cards "
-        f"{shown}) are kept only in a damaged rulings segment: not in the sightings, which "
-        "leave their ruling's text out (docs/format.md §5.4), nor in the state or an older "
-        "kept version; restore the segment from a backup; nothing written"
+        f"ruling_texts/: the texts of {rulings} rulings (cards {shown}) are in no part of "
+        "it, and the sightings leave their ruling's text out (docs/format.md §5.4): restore "
+        "the parts from a backup; nothing written"
     )
     raise StoreError(msg)
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from conftest import RAW, SEEDS
 
 from pipeline import ingest
-from pipeline.storage import manifest, store
 from pipeline.schema import SCHEMA_VERSION
+from pipeline.storage import manifest, store
 
 if TYPE_CHECKING:
     from pathlib import Path

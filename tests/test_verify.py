@@ -22,6 +22,7 @@ DERIVED = [
     "%V/state/000001.parquet",
     "%V/translations.parquet",
     "%V/names.parquet",
+    "%V/cards.parquet",
     "%V/sightings-index/000000.parquet",
 ]
 PRIMARY = [
@@ -30,6 +31,8 @@ PRIMARY = [
     "sightings/run=1/part-0.parquet",
     "sightings/run=2/part-0.parquet",
     "changes/run=2/part-0.parquet",
+    "ruling_texts/run=1/part-0.parquet",
+    "names_learned/run=1/part-0.parquet",
 ]
 
 
@@ -42,9 +45,11 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(RAW / "manifest.csv", raw)
     for name in SEEDS[:3]:
         shutil.copy(RAW / name, raw)
+    shutil.copy(FIXTURES / "raw" / "mtgjson-tsp-cards-2022.json", raw)  # names, cards
     ingest([raw], out=base / "out")
     for name in SEEDS[3:]:
         shutil.copy(RAW / name, raw)
+    shutil.copy(FIXTURES / "raw" / "mtgjson-tsp-cards-2025.json", raw)  # Oracle changes
     ingest([raw], out=base / "out")
     return base / "out"
 

@@ -79,9 +79,7 @@ def rendered(faces: Sequence[dict[str, Any]]) -> str:
         lines = [head, face.get("type_line") or "", face.get("oracle_text") or ""]
         if face.get("power") is not None or face.get("toughness") is not None:
             lines.append(f"{face.get('power') or ''}/{face.get('toughness') or ''}")
-        for key in ("loyalty", "defense"):
-            if face.get(key) is not None:
-                lines.append(f"{key.capitalize()}: {face[key]}")
+        lines += [f"{k.capitalize()}: {face[k]}" for k in ("loyalty", "defense") if face.get(k)]
         shown.append("\n".join(line for line in lines if line))
     return FACE_SEPARATOR.join(shown)
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.keys import codes
 from pipeline.models import FileStatus
 from pipeline.reading.sightings import RULING_TEXT
-from pipeline.keys import codes
 from pipeline.schema import PARTITION_KEY, RULING_KEY, in_memory
 from pipeline.storage import store
 from pipeline.storage.carry import by_reference

@@ -82,7 +82,7 @@ def read_outdated(out: Path) -> Outdated | None:
 def logged(name: str, table: pa.Table) -> dict[tuple[str, int], pa.Table]:
     """The rows of TABLE as the parts of table NAME, one per run of its `run` column."""
     table = table.select(TABLES[name].names)
-    runs = sorted({int(r) for r in pc.unique(table[PARTITION_KEY]).to_pylist()})
+    runs = sorted({int(r) for r in pc.unique(table[PARTITION_KEY]).to_pylist() if r is not None})
     return {
         (name, run): table.filter(pc.equal(table[PARTITION_KEY], pa.scalar(run, pa.int64())))
         for run in runs
