@@ -332,3 +332,37 @@ def _cards_order(row: dict[str, Any]) -> tuple[str, str]:
 def cards_from_versions(versions: pa.Table) -> pa.Table:
     """The cards table made from card_versions alone (a repair, an upgrade)."""
     return cards_table(_chains(versions).values())
+
+
+def oracle_history(versions: pa.Table) -> pa.Table:
+    """Each Oracle text of each (card, source) of VERSIONS (card_versions rows), in turn."""
+    rows = []
+    for chain in _chains(versions).values():
+        texts: list[dict[str, Any]] = []
+        for version in chain:
+            if texts and texts[-1]["oracle_hash"] == version["oracle_hash"]:
+                continue
+            if texts:
+                texts[-1]["until"] = version["as_of"]
+            texts.append({key: version[key] for key in _HISTORY.names if key in version})
+            texts[-1].update(since=version["as_of"], until=None, since_run=version["run"])
+        rows += texts
+    rows.sort(key=lambda r: (r["card"], r["source"], r["since"] or dt.date.min))
+    return pa.Table.from_pylist(rows, schema=_HISTORY)
+
+
+_HISTORY = pa.schema(
+    [
+        CARDS.field("card"),
+        CARDS.field("oracle_id"),
+        pa.field("source", pa.string()),
+        pa.field("since", pa.date32()),
+        pa.field("until", pa.date32()),
+        pa.field("since_run", pa.int64()),
+        pa.field("source_path", pa.string()),
+        CARDS.field("faces"),
+        CARDS.field("oracle_text"),
+        CARDS.field("oracle_hash"),
+        CARDS.field("type_line"),
+    ]
+)

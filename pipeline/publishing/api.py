@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.columns import Column, listed, lookup, strings
+from pipeline.diffing.oracle import oracle_history
 from pipeline.folding.names import renamed
 from pipeline.publishing.dataset import (
     card_sightings,
@@ -196,6 +197,32 @@ class Dataset:
         """Every version of every ruling of CARD, oldest first, with when it came and went."""
         entries = [asdict(e) for e in load_history(self.path, card, self._version)]
         return _frame(pa.Table.from_pylist(entries, schema=_HISTORY))
+
+    def cards(self, *, card: str | None = None, legal_in: str | None = None) -> pd.DataFrame:
+        """One row per card, as its freshest card source has it; join rulings by oracle_id.
+
+        CARD keeps one card (its English name); LEGAL_IN the cards legal in that format.
+        """
+        table = self._table("cards")
+        if card is not None:
+            table = table.filter(pc.field("card") == card)
+        if legal_in is not None:
+            formats = table["legal_in"]
+            at = pc.equal(pc.list_flatten(formats), pa.scalar(legal_in))
+            table = table.take(pc.unique(pc.filter(pc.list_parent_indices(formats), at)))
+        return _frame(table)
+
+    def oracle_history(self, card: str | None = None) -> pd.DataFrame:
+        """Each Oracle text each source gave each card (of CARD only if given), in turn.
+
+        One row per text in an unbroken line of a source's versions: `since` (the date of
+        the first version with it), `until` (the date of the next text; null: in force in
+        that source), the runs that stored them.
+        """
+        versions = self._table("card_versions")
+        if card is not None:
+            versions = versions.filter(pc.field("card") == card)
+        return _frame(oracle_history(versions))
 
     def runs(self) -> pd.DataFrame:
         """One row per run: when, what it read, what it found."""
