@@ -7,6 +7,7 @@ import json
 import shutil
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from conftest import FIXTURES, RAW
@@ -186,4 +187,4 @@ def test_cards_are_counted_per_file(tmp_path: Path, out: Path, build: Path) -> N
     """files.cards: how many cards the file described."""
     _ingest(tmp_path, out, build)
     files = store.open_version(out).table("files")
-    assert files.filter(pc.equal(files["source_path"], "TSP.json"))["cards"].to_pylist() == [3]
+    assert files.filter(pc.equal(files["source_path"], pa.scalar("TSP.json")))["cards"].to_pylist() == [3]
