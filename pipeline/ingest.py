@@ -48,7 +48,7 @@ from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import TextPool, dated, undeclared_texts
 from pipeline.reading.unchanged import skip_unchanged
 from pipeline.schema import FILES, RUNS, in_memory
-from pipeline.storage import commit, segments, store
+from pipeline.storage import commit, layout, lock, segments, store
 from pipeline.storage.load import Loaded, load
 from pipeline.storage.part import UNDETECTED, as_stored, sightings_part
 from pipeline.storage.segments import groups
@@ -230,7 +230,7 @@ def ingest(
         for where, reason in problems
     ]
     with (
-        store.writer_lock(out, chosen.wait),
+        lock.writer_lock(out, chosen.wait),
         executor.quiet_gc(),
         executor.returning_pool(),
         executor.LanguageJobs(workers or os.cpu_count() or 1) as languages,
@@ -297,7 +297,7 @@ def ingest(
         )
         if report.stored:
             # Tables of an older schema version are rewritten, migrated, by this commit.
-            tables = {name: store.read_table(out, name) for name in store.outdated(out)}
+            tables = {name: store.read_table(out, name) for name in layout.outdated(out)}
             tables.update(done.tables)
             changes = done.parts.get(("changes", run))
             found = 0 if changes is None else true_count(is_rule_change(changes))

@@ -1,6 +1,6 @@
 """A run's sightings part: its sightings as sightings/run=N/ holds them on disk.
 
-A row keeps its text only where it differs from its ruling's (store.without_ruling_texts),
+A row keeps its text only where it differs from its ruling's (texts.without_ruling_texts),
 and the rows that repeat a file's last reading are carried by reference (carry.py).
 """
 
@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from pipeline.models import FileStatus
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import in_memory
-from pipeline.storage import store
+from pipeline.storage import selection, store, texts
 from pipeline.storage.carry import by_reference
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def sightings_part(out: Path, base: Path, sightings: pa.Table, rulings: pa.Table
     leaves it to the ruling); BASE is the version the run read, whose last reading of
     each file the rows that repeat it are carried from.
     """
-    return _carried(out, base, store.without_ruling_texts(as_stored(sightings), rulings))
+    return _carried(out, base, texts.without_ruling_texts(as_stored(sightings), rulings))
 
 
 def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:
@@ -58,4 +58,4 @@ def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:
     latest = {
         str(p): int(r or 0) for p, r in zip(last["source_path"].to_pylist(), runs, strict=True)
     }
-    return by_reference(part, store.base_rows(out, latest))
+    return by_reference(part, selection.base_rows(out, latest))
