@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from pipeline import ingest
-from pipeline.storage import carry, store
+from pipeline.storage import carry, layout, store
 
 SETS = Path(__file__).resolve().parent.parent.parent / "shared" / "realdata" / "mtgjson-2022"
 EVERY = 300
@@ -47,7 +47,7 @@ def two_runs(work: Path, share: float) -> tuple[int, int, int, int]:
     ingest([raw], out=out, link_translations=False)
     changed = reword(raw)
     ingest([raw], out=out, link_translations=False)
-    part = store.part_path(out, "sightings", 2)
+    part = layout.part_path(out, "sightings", 2)
     rows = pq.read_metadata(part).num_rows
     return changed, rows, part.stat().st_size, store.read_table(out, "sightings").num_rows
 

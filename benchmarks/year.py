@@ -34,7 +34,7 @@ from measure import disk_bytes
 from pipeline import ingest, open_dataset
 from pipeline.publishing.dataset import load_changeset
 from pipeline.schema import PARTITIONED
-from pipeline.storage import store
+from pipeline.storage import layout
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -77,18 +77,18 @@ def median_seconds(call: Callable[[], object], runs: int = 5) -> float:
 def parts_read_by(call: Callable[[], object]) -> list[str]:
     """The part files of partitioned tables that CALL reads."""
     seen: list[str] = []
-    original = store._read_file  # noqa: SLF001 - counted, not changed
+    original = layout.read_file  # counted, not changed
 
     def counting(path: Path, name: str, **options: Any) -> Any:  # noqa: ANN401
         if name in PARTITIONED:
             seen.append(f"{path.parent.parent.name}/{path.parent.name}")
         return original(path, name, **options)
 
-    store._read_file = counting  # noqa: SLF001
+    layout.read_file = counting
     try:
         call()
     finally:
-        store._read_file = original  # noqa: SLF001
+        layout.read_file = original
     return seen
 
 

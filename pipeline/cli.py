@@ -23,7 +23,7 @@ from pipeline.models import DateOrder, FileStatus, Layout
 from pipeline.publishing.output import write_output
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
-from pipeline.storage import store
+from pipeline.storage import layout, lock
 from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
@@ -431,8 +431,8 @@ def verify_command(out: Path) -> None:
     """
     from pipeline.storage.verify import check  # noqa: PLC0415 - see FORMATS
 
-    store.check_folder_name(out)
-    if not (out / store.CURRENT).is_symlink() and not out.is_dir():
+    lock.check_folder_name(out)
+    if not (out / layout.CURRENT).is_symlink() and not out.is_dir():
         msg = f"{out}: no dataset here; give its folder with --out"
         raise UsageError(msg)
     report = check(out)

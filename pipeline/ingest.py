@@ -49,7 +49,7 @@ from pipeline.reading.scan import ScanJob, ScanResult
 from pipeline.reading.sightings import TextPool, dated, undeclared_texts
 from pipeline.reading.unchanged import skip_unchanged
 from pipeline.schema import FILES, PARTITION_KEY, RUNS, TABLES, in_memory
-from pipeline.storage import commit, segments, store
+from pipeline.storage import commit, layout, lock, segments, store
 from pipeline.storage.load import Loaded, load
 from pipeline.storage.part import UNDETECTED, as_stored, sightings_part, texts_part
 from pipeline.storage.segments import groups
@@ -231,7 +231,7 @@ def ingest(
         for where, reason in problems
     ]
     with (
-        store.writer_lock(out, chosen.wait),
+        lock.writer_lock(out, chosen.wait),
         executor.quiet_gc(),
         executor.returning_pool(),
         executor.LanguageJobs(workers or os.cpu_count() or 1) as languages,
@@ -298,7 +298,7 @@ def ingest(
         )
         if report.stored:
             # Tables of an older schema version are rewritten, migrated, by this commit.
-            tables = {name: store.read_table(out, name) for name in store.outdated(out)}
+            tables = {name: store.read_table(out, name) for name in layout.outdated(out)}
             tables.update(done.tables)
             _with_cards(out, reports, run, tables, done.parts)
             changes = done.parts.get(("changes", run))

@@ -27,8 +27,9 @@ from pipeline.folding.translate import update_translations
 from pipeline.keys import first_rows
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import NAMES, PARTITION_KEY, RULING_KEY, SEGMENTED, TABLES, in_memory
-from pipeline.storage import commit, segments, store, verify
+from pipeline.storage import commit, layout, lock, segments, store, verify
 from pipeline.storage.terms import CACHE, FILE, KeptTerms
+from pipeline.storage.texts import ruling_rows
 from pipeline.storage.upgrade import read_outdated
 
 if TYPE_CHECKING:
@@ -53,12 +54,12 @@ def repair(out: Path, *, wait: float = 0, retain: float | None = None) -> Repair
 
     WAIT is how long an ingest writing OUT is waited for; RETAIN as ingest()'s.
     """
-    store.check_folder_name(out)
-    out = out.resolve()  # as the version's folder is (store.pinned): paths named relative to it
-    if not (out / store.CURRENT).is_symlink():
-        msg = f"{out}: no {store.CURRENT} link here: not a dataset to repair; check --out"
+    lock.check_folder_name(out)
+    out = out.resolve()  # as the version's folder is (layout.pinned): paths named relative to it
+    if not (out / layout.CURRENT).is_symlink():
+        msg = f"{out}: no {layout.CURRENT} link here: not a dataset to repair; check --out"
         raise StoreError(msg)
-    with store.writer_lock(out, wait):
+    with lock.writer_lock(out, wait):
         bad = verify.primary_faults(out)  # before recover(), which reads runs.parquet
         if bad:
             named = "; ".join(map(str, bad))
@@ -77,7 +78,7 @@ def repair(out: Path, *, wait: float = 0, retain: float | None = None) -> Repair
         sightings = _sightings(out, version, texts)
         files = version.table("files")
         state = origins_from_files(state_from_sightings(sightings), files)
-        rows = store.ruling_rows(sightings.select(_KEY), texts.select(_KEY))
+        rows = ruling_rows(sightings.select(_KEY), texts.select(_KEY))
         ruling_text = pc.take(texts["text"], rows).cast(pa.string())
         _check_texts(sightings.filter(pc.is_null(ruling_text)))
         folded = merge_rulings(
@@ -102,7 +103,7 @@ def repair(out: Path, *, wait: float = 0, retain: float | None = None) -> Repair
         rewritten = segments.split({"rulings": rulings, "state": state}, plan)
         commit.commit(out, tables, {}, rewritten, reindex=True, retain=retain)
         (out / CACHE / FILE).unlink(missing_ok=True)  # a cache: the next linking run remakes it
-        return RepairReport(store.pinned(out).name, damaged, chosen)
+        return RepairReport(layout.pinned(out).name, damaged, chosen)
 
 
 def _relative(out: Path, path: Path) -> str:
@@ -140,10 +141,10 @@ def _sound_segments(out: Path, version: Path) -> dict[str, list[pa.Table]]:
     """The segments of VERSION that pass their check, by table: their cards stay where they are."""
     sound: dict[str, list[pa.Table]] = {name: [] for name in SEGMENTED}
     for name in SEGMENTED:
-        for seg in store.segment_ids(version, name):
-            relative = _relative(out, store.segment_path(version, name, seg))
+        for seg in layout.segment_ids(version, name):
+            relative = _relative(out, layout.segment_path(version, name, seg))
             if verify.file_fault(out, relative, name) is None:
-                table = store.read_segments(version, name, [seg])[seg]
+                table = layout.read_segments(version, name, [seg])[seg]
                 sound[name].append(table.append_column("segment", _repeat(seg, table)))
     return sound
 
@@ -177,7 +178,7 @@ def _check_texts(lost: pa.Table) -> None:
 
 def _plan(version: Path, sound: dict[str, list[pa.Table]]) -> segments.Plan:
     """Every segment rewritten; each card in the segment a sound file of it holds."""
-    ids = sorted({seg for name in SEGMENTED for seg in store.segment_ids(version, name)})
+    ids = sorted({seg for name in SEGMENTED for seg in layout.segment_ids(version, name)})
     home: dict[str, int] = {}
     for name in SEGMENTED:
         for table in sound[name]:

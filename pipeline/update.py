@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Unpack
 from pipeline.fetching.fetch import SOURCES, FetchReport, fetch
 from pipeline.fetching.raw import locked
 from pipeline.ingest import IngestKeywords, IngestOptions, IngestReport, ingest
-from pipeline.storage import store
+from pipeline.storage import lock
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -51,7 +51,7 @@ def update(
     may be waited for (LockBusyError after).
     """
     chosen = replace(options or IngestOptions(), **keywords)
-    store.lockable(out)  # a dataset folder that cannot be written fails before any fetch
+    lock.lockable(out)  # a dataset folder that cannot be written fails before any fetch
     with locked(raw, chosen.wait):
         report = fetch(names, raw=raw, upstreams=upstreams, settings=settings, lock=False)
         if fetched is not None:

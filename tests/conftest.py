@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pipeline.schema import PARTITIONED, SEGMENTED, TABLES
-from pipeline.storage import store
+from pipeline.storage import layout, store
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -114,6 +114,6 @@ def data_files(out: Path) -> dict[str, bytes]:
         for segment in sorted((out / name).glob("*.parquet")):
             found[str(segment.relative_to(out))] = segment.read_bytes()
     for name in sorted(PARTITIONED):
-        for part in sorted((out / name).glob(f"*/{store.PART}")):
+        for part in sorted((out / name).glob(f"*/{layout.PART}")):
             found[str(part.relative_to(out))] = part.read_bytes()
     return found

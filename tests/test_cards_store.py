@@ -14,7 +14,7 @@ from conftest import FIXTURES, RAW
 
 from pipeline import ingest, open_dataset
 from pipeline.rebuild import repair
-from pipeline.storage import store, verify
+from pipeline.storage import layout, store, verify
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -116,7 +116,7 @@ def test_a_build_read_again_writes_no_card_rows(tmp_path: Path, out: Path) -> No
     later.write_text(json.dumps(data), encoding="utf-8")
     runs = _ingest(tmp_path, out, BUILD_2025, later)
     assert runs == [1, 2]
-    assert store.part_runs(out, "card_versions") == [1]
+    assert layout.part_runs(out, "card_versions") == [1]
     assert not [c for c in _rows(out, "changes") if c["kind"] == "oracle"]
 
 
@@ -176,7 +176,7 @@ def test_repair_rebuilds_the_cards(tmp_path: Path, out: Path) -> None:
     """cards.parquet deleted: repair makes it again from card_versions, row for row."""
     _ingest(tmp_path, out, BUILD_2022, BUILD_2025)
     want = _rows(out, "cards")
-    (store.pinned(out) / "cards.parquet").unlink()
+    (layout.pinned(out) / "cards.parquet").unlink()
     assert "cards.parquet" in " ".join(f.path for f in verify.check(out).faults)
     repair(out)
     assert _rows(out, "cards") == want
@@ -187,4 +187,6 @@ def test_cards_are_counted_per_file(tmp_path: Path, out: Path, build: Path) -> N
     """files.cards: how many cards the file described."""
     _ingest(tmp_path, out, build)
     files = store.open_version(out).table("files")
-    assert files.filter(pc.equal(files["source_path"], pa.scalar("TSP.json")))["cards"].to_pylist() == [3]
+    assert files.filter(pc.equal(files["source_path"], pa.scalar("TSP.json")))[
+        "cards"
+    ].to_pylist() == [3]

@@ -20,7 +20,7 @@ from pipeline import ingest, open_dataset
 from pipeline.errors import StoreError
 from pipeline.publishing.dataset import load_changeset
 from pipeline.schema import CARRY_COLUMNS, TABLES
-from pipeline.storage import carry, store
+from pipeline.storage import carry, layout, store
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -149,8 +149,8 @@ def test_a_missing_base_part_is_an_error_naming_it(tmp_path: Path) -> None:
     seed = next(raw.glob("003_*.txt"))
     seed.write_text(seed.read_text("utf-8") + "\n", "utf-8")  # read again, the same rulings
     ingest([raw], out=out)
-    assert pq.read_table(store.part_path(out, "sightings", 2))["carried"].to_pylist() != [None]
-    shutil.rmtree(store.part_path(out, "sightings", 1).parent)
+    assert pq.read_table(layout.part_path(out, "sightings", 2))["carried"].to_pylist() != [None]
+    shutil.rmtree(layout.part_path(out, "sightings", 1).parent)
     with pytest.raises(StoreError, match=r"run=1/part-0\.parquet: missing.*restore"):
         open_dataset(out).sightings()
 
@@ -210,10 +210,10 @@ def test_every_sighting_reads_back_as_the_full_layout_gives_it(
     assert len(carried["card"]) == len(of_card) > 4 * 10  # TSP's ten a day, and the seeds'
     assert len({row["run"] for row in carried["duckdb"]}) == 4
     for run in (2, 3, 4):
-        stored = pq.read_table(store.part_path(tmp_path / "carried", "sightings", run))
+        stored = pq.read_table(layout.part_path(tmp_path / "carried", "sightings", run))
         sightings = [r for r in carried["store"] if r["run"] == run]
         assert stored.num_rows < len(sightings) / 10, run
-        whole = pq.read_table(store.part_path(tmp_path / "full", "sightings", run))
+        whole = pq.read_table(layout.part_path(tmp_path / "full", "sightings", run))
         assert whole.num_rows == len(sightings)
 
 
@@ -249,8 +249,8 @@ def test_a_version_5_dataset_carries_from_its_old_parts(tmp_path: Path) -> None:
     shutil.copytree(V5, old)
     _dump(tmp_path / "raw", "000_3c6244a5804b91f0.txt", with_001=True, edit=True)
     ingest([tmp_path / "raw"], out=old)
-    fourth = pq.read_table(store.part_path(old, "sightings", 4))
-    assert pq.read_table(store.part_path(old, "sightings", 3)).schema.names[-1] != "base_position"
+    fourth = pq.read_table(layout.part_path(old, "sightings", 4))
+    assert pq.read_table(layout.part_path(old, "sightings", 3)).schema.names[-1] != "base_position"
     # Seed 000's dump, last read by run 2, carried but for the one ruling that run 3's seed
     # 001 repairs (its {X} restored: tests/test_repair.py).
     assert fourth.select(["position", "carried", "base_run"]).to_pylist() == [
@@ -297,13 +297,13 @@ def test_the_changelog_reads_the_parts_of_its_run_and_of_the_runs_that_changed_r
     assert counts[1] > 0
     assert [counts[0], *counts[2:]] == [0, 0, 0]
     read: list[str] = []
-    original = store._read_file
+    original = layout.read_file
 
     def watched(path: Path, name: str, **options: Any) -> pa.Table:
         if name == "changes":
             read.append(path.parent.name)
         return original(path, name, **options)
 
-    monkeypatch.setattr(store, "_read_file", watched)
+    monkeypatch.setattr(layout, "read_file", watched)
     load_changeset(out)
     assert sorted(read) == ["run=2", "run=4"]

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES, data_files, rows
 
 from pipeline.cli import cli
-from pipeline.storage import store
+from pipeline.storage import lock, store
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -144,7 +144,7 @@ def test_malformed_manifest_is_a_usage_error(raw_copy: Path, out: Path) -> None:
 
 def test_busy_dataset_exits_4(raw_copy: Path, out: Path) -> None:
     """A second writer exits 4 with a message that says what to do."""
-    with store.writer_lock(out):
+    with lock.writer_lock(out):
         code, _, stderr = _run("ingest", str(raw_copy), "--out", str(out))
     assert code == 4
     assert "another ingest is writing this dataset" in stderr

@@ -23,7 +23,7 @@ from conftest import RAW, SEEDS
 
 from pipeline import ingest
 from pipeline.schema import PARTITIONED, SEGMENTED, TABLES, on_disk
-from pipeline.storage import commit, store
+from pipeline.storage import commit, layout, lock, store
 from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
@@ -51,11 +51,11 @@ def _snapshot(out: Path, *, pinned: bool = True) -> dict[str, list[dict[str, obj
             table = version.table(name).cast(TABLES[name])
         elif name in PARTITIONED:
             table = pa.concat_tables(
-                [pq.read_table(part) for part in sorted((out / name).glob(f"*/{store.PART}"))]
+                [pq.read_table(part) for part in sorted((out / name).glob(f"*/{layout.PART}"))]
                 or [on_disk(name).empty_table()]
             )
         else:  # a file, or a folder of segments
-            table = pq.read_table(store.path_of(out, name))
+            table = pq.read_table(layout.path_of(out, name))
         if name == "runs":
             table = table.drop_columns(["started_at", "finished_at"])
         if table.num_rows:
@@ -104,7 +104,7 @@ def _check(out: Path, states: States) -> None:
     visible += [p.name for name in PARTITIONED for p in out.glob(f"{name}/*/*")]
     assert all(not name.startswith(".") for name in visible)
     assert _snapshot(out) in states[0]
-    with store.writer_lock(out):
+    with lock.writer_lock(out):
         commit.recover(out)
     assert _snapshot(out, pinned=False) in states[1]
 

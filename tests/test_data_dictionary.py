@@ -14,7 +14,7 @@ from conftest import ROOT
 
 from pipeline import ingest
 from pipeline.schema import PARTITIONED, TABLES
-from pipeline.storage import store
+from pipeline.storage import layout
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -57,7 +57,7 @@ def _documented(table: str, types: dict[str, tuple[str, bool]]) -> list[tuple[st
 
 def _on_disk(out: Path, table: str) -> list[tuple[str, str, bool]]:
     """(column, type, nullable) of TABLE's files, `run` first for a folder of parts."""
-    found = store.path_of(out, table)
+    found = layout.path_of(out, table)
     path = next(iter(sorted(found.rglob("*.parquet")))) if found.is_dir() else found
     schema = pq.read_schema(path)
     fields: list[Any] = list(schema)

@@ -3,7 +3,7 @@
 A command that has done its work must end with its own exit code, not with SIGABRT while the
 interpreter shuts down. Arrow decodes Parquet on its pool threads, and they drop what a read
 used a moment after the read returns: a read just before exit that left behind a buffer
-needing the GIL aborted 10 to 30% of runs on a loaded machine (store.native_file says why).
+needing the GIL aborted 10 to 30% of runs on a loaded machine (layout.native_file says why).
 The commands here run three to a core, so that the interpreter's shutdown meets those
 threads often; the dataset is the smallest that showed the abort in 1 run of 10 under that
 load (20,000 rulings of 4,000 cards), and every expected code is asserted on every run.

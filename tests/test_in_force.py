@@ -22,7 +22,7 @@ from pipeline.cli import cli
 from pipeline.diffing.in_force import freshest_sources, in_force
 from pipeline.publishing.dataset import load_history
 from pipeline.schema import SCHEMA_VERSION, STATE, VERSION_KEY
-from pipeline.storage import store
+from pipeline.storage import layout
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -249,7 +249,7 @@ def test_a_version_7_dataset_is_weighed_as_read_and_upgraded(tmp_path: Path) -> 
     }
     (tmp_path / "next").mkdir()
     ingest([_build_2025(tmp_path / "next")], out=out)  # the upgrade, then a run
-    segment = next(store.path_of(store.pinned(out), "rulings").glob("*.parquet"))
+    segment = next(layout.path_of(layout.pinned(out), "rulings").glob("*.parquet"))
     assert pq.read_schema(segment).metadata[VERSION_KEY] == str(SCHEMA_VERSION).encode()
     ds = pipeline.open_dataset(out)
     origins = {

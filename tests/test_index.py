@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pipeline import ingest, open_dataset
 from pipeline.errors import StoreError
 from pipeline.schema import PARTITION_KEY
-from pipeline.storage import commit, index, store
+from pipeline.storage import commit, index, layout, store
 from pipeline.storage.carry import of_cards
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _card_reads(out: Path, cards: list[str]) -> dict[str, Any]:
 
 def _without_index(out: Path) -> Path:
     """Move the version's index aside; the path it is kept at."""
-    path = store.pinned(out) / index.INDEX
+    path = layout.pinned(out) / index.INDEX
     aside = path.with_name("aside")
     path.rename(aside)
     return aside
@@ -84,7 +84,7 @@ def _without_index(out: Path) -> Path:
 def _parts_read(out: Path, card: str, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sightings parts a card's read opens."""
     read: list[int] = []
-    original = store._read_file
+    original = layout.read_file
 
     def watched(path: Path, name: str, **options: Any) -> Any:
         if name == "sightings":
@@ -92,7 +92,7 @@ def _parts_read(out: Path, card: str, monkeypatch: pytest.MonkeyPatch) -> list[i
         return original(path, name, **options)
 
     with monkeypatch.context() as patch:
-        patch.setattr(store, "_read_file", watched)
+        patch.setattr(layout, "read_file", watched)
         open_dataset(out).sightings(card=card)
     return read
 
@@ -115,11 +115,11 @@ def test_many_runs_read_the_same_with_the_index_and_without(
     """
     out = tmp_path / "out"
     shutil.copytree(many_runs, out, symlinks=True)
-    assert len(index.segment_ids(store.pinned(out))) == 2  # forty runs, 32 a segment
+    assert len(index.segment_ids(layout.pinned(out))) == 2  # forty runs, 32 a segment
     indexed = _card_reads(out, CARDS)
     for card, (mine, among_all, _) in indexed.items():
         assert mine == among_all, card
-    runs = store.part_runs(out, "sightings")
+    runs = layout.part_runs(out, "sightings")
     opened = _parts_read(out, CARDS[3], monkeypatch)
     assert 0 < len(set(opened)) < len(runs) / 2
     _without_index(out)
@@ -138,11 +138,11 @@ def test_a_part_changed_since_it_was_indexed_is_read_itself(
     out = tmp_path / "out"
     shutil.copytree(many_runs, out, symlinks=True)
     expected = _card_reads(out, CARDS[:4])
-    runs = store.part_runs(out, "sightings")
+    runs = layout.part_runs(out, "sightings")
     for run in runs[5::17]:
-        path = store.part_path(out, "sightings", run)
+        path = layout.part_path(out, "sightings", run)
         os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))
-    found = index.load(store.pinned(out), out)
+    found = index.load(layout.pinned(out), out)
     assert found is not None
     assert not found.runs & set(runs[5::17])
     assert not set(found.rows["origin_run"].drop_null().to_pylist()) & set(runs[5::17])
@@ -165,15 +165,15 @@ def test_a_dataset_without_the_index_gets_one_from_its_next_run(
     rng = random.Random(5)
     (raw / "SYN.json").write_text(_document(1, rng, {"Card 0": ["Card 0: ruling 0."]}), "utf-8")
     ingest([raw], out=out)
-    found = index.load(store.pinned(out), out)
+    found = index.load(layout.pinned(out), out)
     assert found is not None
-    assert found.runs == set(store.part_runs(out, "sightings"))
+    assert found.runs == set(layout.part_runs(out, "sightings"))
     expected = _card_reads(out, CARDS[:2])
-    path = index.segment_path(store.pinned(out), index.segment_ids(store.pinned(out))[-1])
+    path = index.segment_path(layout.pinned(out), index.segment_ids(layout.pinned(out))[-1])
     table = pq.read_table(path)
     path.unlink()  # a hard link to the version before's
     pq.write_table(table.replace_schema_metadata({b"pipeline.sightings_index": b"0"}), path)
-    assert index.load(store.pinned(out), out) is None
+    assert index.load(layout.pinned(out), out) is None
     assert _card_reads(out, CARDS[:2]) == expected
 
 
@@ -183,7 +183,7 @@ def test_an_unreadable_index_is_an_error_saying_how_to_mend_it(
     """A damaged index stops a card's read with its path and the remedy."""
     out = tmp_path / "out"
     shutil.copytree(many_runs, out, symlinks=True)
-    path = index.segment_path(store.pinned(out), 0)
+    path = index.segment_path(layout.pinned(out), 0)
     path.unlink()
     path.write_bytes(b"not parquet")
     with pytest.raises(StoreError, match=r"000000\.parquet: not a readable index"):
@@ -207,9 +207,9 @@ def test_any_days_of_edits_read_as_the_parts_say(
     work = tmp_path_factory.mktemp("any")
     out = work / "out"
     _year(work / "raw", out, days=days, seed=seed)
-    runs = store.part_runs(out, "sightings")
+    runs = layout.part_runs(out, "sightings")
     for at in touched & set(range(len(runs))):  # parts the index no longer vouches for
-        path = store.part_path(out, "sightings", runs[at])
+        path = layout.part_path(out, "sightings", runs[at])
         os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))
     dataset = open_dataset(out)
     every = dataset.sightings()
@@ -230,12 +230,12 @@ def test_a_version_adopted_for_a_newer_table_keeps_its_index(tmp_path: Path) -> 
     """
     out = tmp_path / "out"
     _year(tmp_path / "raw", out, days=3)
-    before = store.pinned(out)
+    before = layout.pinned(out)
     segments = index.segment_ids(before)
     assert segments
     (before / "names.parquet").unlink()  # as a version-6 store left it
     commit.commit(out, {})
-    after = store.pinned(out)
+    after = layout.pinned(out)
     assert after != before
     assert (after / "names.parquet").is_file()
     assert index.segment_ids(after) == segments
@@ -254,13 +254,13 @@ def test_a_run_of_new_files_does_not_read_the_run_before(
     """
     raw, other, out = tmp_path / "raw", tmp_path / "other", tmp_path / "out"
     _year(raw, out, days=1)
-    last = store.part_runs(out, "sightings")[-1]
+    last = layout.part_runs(out, "sightings")[-1]
     other.mkdir()
     cards = {f"New {n}": [f"New {n}: ruling."] for n in range(3)}
     (other / "NEW.json").write_text(_document(0, random.Random(0), cards), "utf-8")
     read: list[int] = []
     columns: list[Any] = []
-    original = store.read_part
+    original = layout.read_part
 
     def watched(path: Path, run: int, wanted: Any = None) -> Any:
         read.append(run)
@@ -268,14 +268,14 @@ def test_a_run_of_new_files_does_not_read_the_run_before(
         return original(path, run, wanted)
 
     with monkeypatch.context() as patch:
-        patch.setattr(store, "read_part", watched)
+        patch.setattr(layout, "read_part", watched)
         ingest([other], out=out)
     assert read  # the new part itself
     assert last not in read  # the part of the run before, never needed
     # Nor the new part whole: only the columns its index rows keep (the rest is matching).
     assert columns == [index._KEPT]
     assert "text_hash" not in columns[0]
-    assert store.part_runs(out, "sightings")[-1] > last
+    assert layout.part_runs(out, "sightings")[-1] > last
     new = ["New 0", "New 2"]
     with_index = _card_reads(out, [*new, CARDS[0]])
     _without_index(out)

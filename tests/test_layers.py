@@ -91,3 +91,91 @@ def test_every_module_is_in_the_architecture() -> None:
     }
     assert sorted(modules - listed) == []
     assert sorted(listed - modules) == []
+
+
+# Storage's own modules in three layers, bottom first: each imports its own layer and those
+# below at run time (a type needed the other way is imported under TYPE_CHECKING alone).
+STORAGE_LAYERS = [
+    {"kinds", "layout", "lock"},  # how each table is stored, where its files are, reading one
+    {"carry", "texts", "segments", "load", "index", "selection", "manifest", "terms"},  # encodings
+    {"store", "part", "commit", "upgrade", "verify"},  # versions: read, written, checked
+]
+STORAGE = PACKAGE / "storage"
+
+
+def _storage_modules() -> list[str]:
+    return sorted(p.stem for p in STORAGE.glob("*.py") if p.stem != "__init__")
+
+
+def _layer(module: str) -> int:
+    return next(at for at, layer in enumerate(STORAGE_LAYERS) if module in layer)
+
+
+def _storage_imports(path: Path) -> set[str]:
+    """The modules of pipeline/storage that PATH imports at run time (not for type checking)."""
+    names: set[str] = set()
+    pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and ast.unparse(node.test) in {
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        }:
+            pending.extend(node.orelse)
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "pipeline.storage":
+                names |= {alias.name for alias in node.names}
+            elif node.module.startswith("pipeline.storage."):
+                names.add(node.module.split(".")[2])
+        elif isinstance(node, ast.Import):
+            names |= {a.name.split(".")[2] for a in node.names
+                      if a.name.startswith("pipeline.storage.")}  # fmt: skip
+        pending.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _storage_graph() -> dict[str, set[str]]:
+    return {m: _storage_imports(STORAGE / f"{m}.py") - {m} for m in _storage_modules()}
+
+
+def test_every_storage_module_has_a_layer() -> None:
+    """Each module of pipeline/storage is in exactly one of STORAGE_LAYERS."""
+    listed = [m for layer in STORAGE_LAYERS for m in layer]
+    assert sorted(listed) == _storage_modules()
+
+
+@pytest.mark.parametrize("module", _storage_modules())
+def test_no_storage_module_imports_a_higher_layer(module: str) -> None:
+    """Layout and file reading at the bottom, the encodings above, versions on top."""
+    higher = sorted(m for m in _storage_graph()[module] if _layer(m) > _layer(module))
+    assert higher == [], f"storage.{module} imports {higher}"
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """A cycle of GRAPH (module → the modules it imports) as a path, or [] if none."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return []
+        for name in sorted(graph.get(module, ())):
+            found = visit(name, [*path, module])
+            if found:
+                return found
+        done.add(module)
+        return []
+
+    for module in sorted(graph):
+        found = visit(module, [])
+        if found:
+            return found
+    return []
+
+
+def test_no_cycle_among_storage_modules() -> None:
+    """No storage module imports, through others, one that imports it (at run time)."""
+    assert _cycle({"store": {"index"}, "index": {"store"}}) == ["index", "store", "index"]
+    assert _cycle(_storage_graph()) == []

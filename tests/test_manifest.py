@@ -10,7 +10,7 @@ from conftest import RAW, SEEDS
 
 from pipeline import ingest
 from pipeline.schema import SCHEMA_VERSION
-from pipeline.storage import manifest, store
+from pipeline.storage import layout, manifest
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,7 +33,7 @@ def _two_runs(tmp_path: Path, out: Path) -> Path:
 
 
 def _entries(out: Path) -> dict[str, manifest.Entry]:
-    found = manifest.read(store.pinned(out))
+    found = manifest.read(layout.pinned(out))
     assert found is not None
     return found.files
 
@@ -41,9 +41,9 @@ def _entries(out: Path) -> dict[str, manifest.Entry]:
 def test_manifest_lists_every_file_as_it_is(tmp_path: Path, out: Path) -> None:
     """Every file of the version and every part of runs 1 … L, each entry true to its file."""
     _two_runs(tmp_path, out)
-    version = store.pinned(out)
+    version = layout.pinned(out)
     entries = _entries(out)
-    prefix = f"{store.VERSIONS}/{version.name}/"
+    prefix = f"{layout.VERSIONS}/{version.name}/"
     expected = {prefix + name for name in manifest.version_files(version)}
     logs = ("sightings", "changes", "ruling_texts")  # the seeds give no names, no cards
     expected |= {f"{n}/run={r}/part-0.parquet" for n in logs for r in (1, 2)}
@@ -71,8 +71,8 @@ def test_manifest_bytes_are_deterministic(tmp_path: Path) -> None:
 
     assert stable(one) == stable(two)
     assert (
-        manifest.dump(manifest.read(store.pinned(one)) or _never())
-        == (store.pinned(one) / manifest.FILE).read_bytes()
+        manifest.dump(manifest.read(layout.pinned(one)) or _never())
+        == (layout.pinned(one) / manifest.FILE).read_bytes()
     )
 
 
@@ -88,7 +88,7 @@ def test_a_dataset_without_manifest_gets_one_at_its_next_commit(tmp_path: Path, 
     for name in SEEDS[:3]:
         shutil.copy(RAW / name, raw)
     ingest([raw], out=out)
-    (store.pinned(out) / manifest.FILE).unlink()
+    (layout.pinned(out) / manifest.FILE).unlink()
     for name in SEEDS[3:]:
         shutil.copy(RAW / name, raw)
     ingest([raw], out=out)
@@ -107,7 +107,7 @@ def test_a_commit_hashes_only_the_files_it_writes(
     for name in SEEDS[:3]:
         shutil.copy(RAW / name, raw)
     ingest([raw], out=out)
-    first = store.pinned(out)
+    first = layout.pinned(out)
     for name in SEEDS[3:]:
         shutil.copy(RAW / name, raw)
     hashed: list[str] = []
@@ -119,12 +119,12 @@ def test_a_commit_hashes_only_the_files_it_writes(
 
     monkeypatch.setattr(manifest, "describe", counted)
     ingest([raw], out=out)
-    second = store.pinned(out)
+    second = layout.pinned(out)
     assert "sightings/run=1/part-0.parquet" not in hashed
     assert "sightings/run=2/part-0.parquet" in hashed
     carried = []
     for relative in _entries(out):
-        name = relative.removeprefix(f"{store.VERSIONS}/{second.name}/")
+        name = relative.removeprefix(f"{layout.VERSIONS}/{second.name}/")
         linked = name != relative and (first / name).exists()
         if linked and (first / name).samefile(second / name):
             carried.append(relative)

@@ -25,7 +25,7 @@ from pipeline import ingest, open_dataset
 from pipeline.diffing.history import run_changes, state_from_sightings, with_current
 from pipeline.ingest import upgrade
 from pipeline.schema import TABLES
-from pipeline.storage import store
+from pipeline.storage import layout, lock, store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -82,12 +82,12 @@ def test_a_version_3_dataset_is_upgraded(tmp_path: Path) -> None:
     out, raw = tmp_path / "out", tmp_path / "raw"
     shutil.copytree(V3, out)
     raw.mkdir()
-    with store.writer_lock(out):
+    with lock.writer_lock(out):
         upgrade(out)
     assert not (out / "sightings.parquet").exists()
     assert not (out / "changes.parquet").exists()
-    assert store.part_runs(out, "sightings") == store.part_runs(out, "changes") == [1, 2, 3]
-    assert store.outdated(out) == []
+    assert layout.part_runs(out, "sightings") == layout.part_runs(out, "changes") == [1, 2, 3]
+    assert layout.outdated(out) == []
     for name in ("rulings", "sightings", "changes", "files", "runs"):
         mine = _comparable(_as_v3(rows(out, name), name), name)
         assert mine == _comparable(_v3_rows(name), name), name
@@ -128,14 +128,14 @@ def test_an_interrupted_upgrade_is_done_again(tmp_path: Path) -> None:
         command = [sys.executable, "-m", "pipeline", "ingest", str(tmp_path / "raw"), "--out"]
         env["PIPELINE_CRASH_AT"] = str(n)
         done = subprocess.run([*command, str(out)], env=env, capture_output=True, check=False)
-        upgraded = not store.legacy(out)  # the kill came after the upgrade's switch
+        upgraded = not layout.legacy(out)  # the kill came after the upgrade's switch
         if done.returncode != 0:
             assert done.returncode == -9, done.stderr
             assert store.open_version(out).table("sightings").num_rows == 49
             ingest([tmp_path / "raw"], out=out)
             killed += 1
         assert _as_v3(rows(out, "sightings"), "sightings") == _v3_rows("sightings")
-        assert store.part_runs(out, "sightings") == [1, 2, 3]
+        assert layout.part_runs(out, "sightings") == [1, 2, 3]
         if upgraded:
             break
     assert killed >= 10  # the upgrade's steps: its tables, each part and its move, the switch
@@ -305,4 +305,4 @@ def test_readers_during_commits(tmp_path: Path) -> None:
     assert errors == []
     assert all(reads.values()), reads
     assert len(open_dataset(out).rulings(current_only=False)) == max(counts)
-    assert len(store.segment_ids(out, "rulings")) > 1
+    assert len(layout.segment_ids(out, "rulings")) > 1

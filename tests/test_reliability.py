@@ -23,7 +23,7 @@ from pipeline.models import FileStatus, SourceHints
 from pipeline.reading.read import InputFile
 from pipeline.reading.scan import ScanJob, scan_batch
 from pipeline.schema import SCHEMA_VERSION, VERSION_KEY, in_memory
-from pipeline.storage import store
+from pipeline.storage import layout, store
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -149,14 +149,14 @@ def test_older_schema_is_migrated(raw_copy: Path, out: Path) -> None:
             if column in table.column_names:
                 table = table.drop_columns([column])
         pq.write_table(table.replace_schema_metadata({VERSION_KEY: b"1"}), path)
-    assert sorted(store.outdated(out)) == ["files", "runs"]
-    assert store.legacy(out) == ["changes", "sightings"]
-    assert store.unsegmented(out) == ["rulings"]  # cut into segments by the upgrade
+    assert sorted(layout.outdated(out)) == ["files", "runs"]
+    assert layout.legacy(out) == ["changes", "sightings"]
+    assert layout.unsegmented(out) == ["rulings"]  # cut into segments by the upgrade
     report = ingest([raw_copy], out=out)
     assert report.run == 4
-    assert store.outdated(out) == []
-    assert store.legacy(out) == []
-    assert store.unsegmented(out) == []
+    assert layout.outdated(out) == []
+    assert layout.legacy(out) == []
+    assert layout.unsegmented(out) == []
     for path in [*out.glob("*.parquet"), *out.glob("rulings/*.parquet")]:
         assert pq.read_schema(path).metadata[VERSION_KEY] == str(SCHEMA_VERSION).encode()
     sightings = store.read_table(out, "sightings")
@@ -184,8 +184,8 @@ def test_file_stage_never_raises(
 LOCK_HOLDER = """
 import sys, time
 from pathlib import Path
-from pipeline.storage import store
-with store.writer_lock(Path(sys.argv[1])):
+from pipeline.storage import lock
+with lock.writer_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     if float(sys.argv[2]) < 0:  # hold until told to let go
         sys.stdin.readline()

@@ -13,7 +13,7 @@ from pipeline.cli import cli
 from pipeline.errors import StoreError
 from pipeline.rebuild import repair
 from pipeline.schema import TABLES
-from pipeline.storage import store, verify
+from pipeline.storage import layout, store, verify
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -57,7 +57,7 @@ def test_repair_rebuilds_a_damaged_derived_file(
     after the other: their rows are compared without the scores and originals.
     """
     relative = _path(dataset, pattern)
-    before = store.pinned(dataset).name
+    before = layout.pinned(dataset).name
     if how == "corrupted":
         _corrupt(dataset / relative)
     else:
@@ -65,7 +65,7 @@ def test_repair_rebuilds_a_damaged_derived_file(
     result = CliRunner().invoke(cli, ["repair", "--out", str(dataset)])
     assert result.exit_code == 0, result.output
     assert f"damaged: {relative}\n" in result.output
-    assert int(store.pinned(dataset).name) > int(before)  # a new version, nothing in place
+    assert int(layout.pinned(dataset).name) > int(before)  # a new version, nothing in place
     assert verify.check(dataset).faults == []
     got, want = _tables(dataset), _tables(written)
     if "translations" in pattern:
@@ -86,12 +86,12 @@ def test_repair_of_a_sound_dataset_changes_no_table(written: Path, dataset: Path
 def test_repair_refuses_a_damaged_primary_file(dataset: Path, pattern: str) -> None:
     """A part, runs or files corrupted: named by verify, refused by repair, nothing written."""
     relative = _path(dataset, pattern)
-    before = store.pinned(dataset).name
+    before = layout.pinned(dataset).name
     _corrupt(dataset / relative)
     assert relative in {f.path for f in verify.check(dataset).faults}
     with pytest.raises(StoreError, match=f"^{relative}: .*restore it from a backup"):
         repair(dataset)
-    assert store.pinned(dataset).name == before
+    assert layout.pinned(dataset).name == before
     result = CliRunner().invoke(cli, ["repair", "--out", str(dataset)])
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {relative}: ")
@@ -100,20 +100,20 @@ def test_repair_refuses_a_damaged_primary_file(dataset: Path, pattern: str) -> N
 @pytest.mark.parametrize("table", ["ruling_texts", "names_learned", "card_versions"])
 def test_repair_refuses_when_a_log_part_is_lost(dataset: Path, table: str) -> None:
     """A log's part deleted: what it kept is in no other file: refused, named, nothing written."""
-    part = store.part_path(dataset, table, 1)
+    part = layout.part_path(dataset, table, 1)
     shutil.rmtree(part.parent)
-    before = store.pinned(dataset).name
+    before = layout.pinned(dataset).name
     relative = part.relative_to(dataset).as_posix()
     with pytest.raises(StoreError, match=f"^{relative}: .*restore it from a backup"):
         repair(dataset)
-    assert store.pinned(dataset).name == before
+    assert layout.pinned(dataset).name == before
 
 
 def test_repair_and_verify_take_a_relative_out(
     dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`--out normalized` from the folder above, as the README runs them."""
-    (store.pinned(dataset) / "state" / "000001.parquet").unlink()
+    (layout.pinned(dataset) / "state" / "000001.parquet").unlink()
     monkeypatch.chdir(dataset.parent)
     runner = CliRunner()
     assert runner.invoke(cli, ["verify", "--out", dataset.name]).exit_code == 1

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 from pipeline import ingest, open_dataset
-from pipeline.storage import store
+from pipeline.storage import layout, store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAW = Path(__file__).parent.parent / "raw"
@@ -139,7 +139,7 @@ def test_a_version_6_dataset_is_read_then_upgraded(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(
         mine.rulings(current_only=False), theirs.rulings(current_only=False)
     )
-    assert store.segments_version(old, "rulings") == store.segments_version(fresh, "rulings")
+    assert layout.segments_version(old, "rulings") == layout.segments_version(fresh, "rulings")
     shared = _rules(old)
     assert sorted(shared.loc[shared["text"].str.startswith(SHARED), "rule_id"]) == [
         "103.4d",

@@ -15,7 +15,7 @@ from pipeline import ingest
 from pipeline.columns import whole
 from pipeline.ingest import upgrade
 from pipeline.schema import SEGMENTED
-from pipeline.storage import segments, store
+from pipeline.storage import layout, lock, segments
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,7 +38,7 @@ def _runs(raw: Path, out: Path) -> None:
 
 
 def _cards(out: Path, segment: int) -> set[str | None]:
-    path = store.segment_path(out, "rulings", segment)
+    path = layout.segment_path(out, "rulings", segment)
     return set(pq.read_table(path, columns=["card"])["card"].to_pylist())
 
 
@@ -50,17 +50,17 @@ def test_segments_hold_the_rows_one_file_holds(
     _runs(tmp_path / "raw-one", tmp_path / "one")
     monkeypatch.setattr(segments, "TARGET_ROWS", 4)
     _runs(tmp_path / "raw-many", tmp_path / "many")
-    assert len(store.segment_ids(tmp_path / "one", "rulings")) == 1
-    many = store.segment_ids(tmp_path / "many", "rulings")
+    assert len(layout.segment_ids(tmp_path / "one", "rulings")) == 1
+    many = layout.segment_ids(tmp_path / "many", "rulings")
     assert len(many) > 3
-    assert store.segment_ids(tmp_path / "many", "state") == many
+    assert layout.segment_ids(tmp_path / "many", "state") == many
     for name in ("rulings", "state", "sightings", "changes", "translations"):
         assert rows(tmp_path / "many", name) == rows(tmp_path / "one", name), name
     # Each card, and the rows without one, in one segment of both tables.
     seen: dict[object, int] = {}
     for seg in many:
         for name in SEGMENTED:
-            cards = pq.read_table(store.segment_path(tmp_path / "many", name, seg))["card"]
+            cards = pq.read_table(layout.segment_path(tmp_path / "many", name, seg))["card"]
             for card in set(cards.to_pylist()):
                 assert seen.setdefault(card, seg) == seg, (name, card)
 
@@ -72,25 +72,25 @@ def test_a_run_rewrites_only_the_segments_of_its_cards(
     monkeypatch.setattr(segments, "TARGET_ROWS", 10)
     ingest([raw_copy], out=out)
     before = data_files(out)
-    [bolt] = [s for s in store.segment_ids(out, "rulings") if "Rift Bolt" in _cards(out, s)]
+    [bolt] = [s for s in layout.segment_ids(out, "rulings") if "Rift Bolt" in _cards(out, s)]
     (raw_copy / "bolt.txt").write_text("Rift Bolt\n\n2024-05-05\n\nA new ruling.\n", "utf-8")
     ingest([raw_copy], out=out)
     after = data_files(out)
     changed = {name for name in after if after[name] != before.get(name)}
-    segment = store.segment_path(out, "rulings", bolt).name
+    segment = layout.segment_path(out, "rulings", bolt).name
     assert {n for n in changed if n.split("/")[0] in SEGMENTED} == {
         f"rulings/{segment}",
         f"state/{segment}",
     }
     # Unchanged segments are the same files, linked into the new version.
-    newest = max(store.segment_ids(out, "rulings"))
-    untouched = store.segment_path(out, "rulings", newest)
+    newest = max(layout.segment_ids(out, "rulings"))
+    untouched = layout.segment_path(out, "rulings", newest)
     assert untouched.resolve().stat().st_nlink >= 2
     # A new card goes to the newest segment while it has room, else to a new one.
     rulings_before = pq.read_metadata(untouched).num_rows
     (raw_copy / "new.txt").write_text("New Card\n\n2024-05-05\n\nIts ruling.\n", "utf-8")
     ingest([raw_copy], out=out)
-    ids = store.segment_ids(out, "rulings")
+    ids = layout.segment_ids(out, "rulings")
     home = next(s for s in ids if "New Card" in _cards(out, s))
     assert home == (newest if rulings_before < segments.TARGET_ROWS else newest + 1)
 
@@ -123,12 +123,12 @@ def test_a_version_4_dataset_is_upgraded(tmp_path: Path) -> None:
     out = tmp_path / "out"
     shutil.copytree(V4, out)
     expected = {name: rows(out, name) for name in ("rulings", "state", "sightings", "changes")}
-    assert store.unsegmented(out) == ["rulings", "state"]
-    with store.writer_lock(out):
+    assert layout.unsegmented(out) == ["rulings", "state"]
+    with lock.writer_lock(out):
         upgrade(out)
-    assert store.unsegmented(out) == []
+    assert layout.unsegmented(out) == []
     assert not (out / "rulings.parquet").exists()
-    assert store.segment_ids(out, "rulings") == store.segment_ids(out, "state") == [1]
+    assert layout.segment_ids(out, "rulings") == layout.segment_ids(out, "state") == [1]
     origins = {(f["run"], f["source_path"]): f["as_of_origin"] for f in rows(out, "files")}
     state = rows(out, "state")
     assert [origins[r["run"], r["source_path"]] for r in state] == [

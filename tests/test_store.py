@@ -23,7 +23,7 @@ from pipeline.schema import (
     TABLES,
     VERSION_KEY,
 )
-from pipeline.storage import commit, store
+from pipeline.storage import commit, layout, lock, store
 
 
 @pytest.fixture
@@ -52,7 +52,9 @@ def test_partitioned_tables_read_as_hive_folders(logged: Path, name: str) -> Non
     """
     dataset = logged
     folder = dataset / name
-    assert [p.relative_to(folder).as_posix() for p in folder.glob("*/*")] == [f"run=1/{store.PART}"]
+    assert [p.relative_to(folder).as_posix() for p in folder.glob("*/*")] == [
+        f"run=1/{layout.PART}"
+    ]
     expected = rows(dataset, name)
     columns = TABLES[name].names
     if name == "sightings":
@@ -87,10 +89,10 @@ def test_partitioned_tables_read_as_hive_folders(logged: Path, name: str) -> Non
     assert duck.schema.field("run").type == pa.int64()
 
 
-@pytest.mark.parametrize("name", sorted(store.VERSIONED))
+@pytest.mark.parametrize("name", sorted(layout.VERSIONED))
 def test_pandas_duckdb_polars_read_the_same_rows(dataset: Path, name: str) -> None:
     """Each file reads as-is in pandas, DuckDB and Polars, with the same rows."""
-    path = store.path_of(dataset, name)  # a file, or a folder of segments
+    path = layout.path_of(dataset, name)  # a file, or a folder of segments
     files = path / "*.parquet" if path.is_dir() else path
     arrow = pq.read_table(path)
     frame = pd.read_parquet(path)
@@ -149,7 +151,7 @@ def test_failed_commit_leaves_the_old_dataset(
     assert visible == sorted({name.split("/")[0] for name in before})
     report = ingest([raw_copy], out=dataset)
     assert (report.run, report.rulings_read) == (2, 1)
-    assert not list((dataset / store.VERSIONS).glob("*.tmp"))
+    assert not list((dataset / layout.VERSIONS).glob("*.tmp"))
 
 
 def test_tables_are_links_to_the_version_in_force(
@@ -160,18 +162,18 @@ def test_tables_are_links_to_the_version_in_force(
     With no retention time, a superseded version goes at the next commit but one.
     """
     monkeypatch.setattr(commit, "RETAIN_SECONDS", 0.0)
-    for name in store.VERSIONED:
-        link = store.path_of(dataset, name)  # a file, or a folder of segments
+    for name in layout.VERSIONED:
+        link = layout.path_of(dataset, name)  # a file, or a folder of segments
         assert link.is_symlink()
-        assert link.readlink() == Path(store.CURRENT) / link.name
+        assert link.readlink() == Path(layout.CURRENT) / link.name
     for n in range(3):
         (raw_copy / f"new{n}.txt").write_text(f"Card {n}\n\n2024-05-05\n\nNew {n}.\n", "utf-8")
         ingest([raw_copy], out=dataset)
-    versions = sorted(p.name for p in (dataset / store.VERSIONS).iterdir())
+    versions = sorted(p.name for p in (dataset / layout.VERSIONS).iterdir())
     assert versions == ["000003", "000004"]
-    assert (dataset / store.CURRENT).resolve().name == "000004"
+    assert (dataset / layout.CURRENT).resolve().name == "000004"
     assert pq.read_table(dataset / "runs.parquet").num_rows == 4
-    assert store.part_runs(dataset, "sightings") == [1, 2, 3, 4]
+    assert layout.part_runs(dataset, "sightings") == [1, 2, 3, 4]
 
 
 def test_recent_versions_outlive_their_readers(dataset: Path, raw_copy: Path) -> None:
@@ -181,7 +183,7 @@ def test_recent_versions_outlive_their_readers(dataset: Path, raw_copy: Path) ->
     for n in range(3):
         (raw_copy / f"new{n}.txt").write_text(f"Card {n}\n\n2024-05-05\n\nNew {n}.\n", "utf-8")
         ingest([raw_copy], out=dataset)
-    versions = sorted(p.name for p in (dataset / store.VERSIONS).iterdir())
+    versions = sorted(p.name for p in (dataset / layout.VERSIONS).iterdir())
     assert versions == ["000000", "000001", "000002", "000003", "000004"]
     assert pinned.last_run == 1
     assert pinned.rulings(current_only=False).equals(before)
@@ -194,7 +196,7 @@ def test_a_dataset_of_plain_files_is_adopted(raw_copy: Path, out: Path) -> None:
     ingest([raw_copy], out=out)
     plain = out.parent / "plain"
     plain.mkdir()
-    for name in store.VERSIONED:
+    for name in layout.VERSIONED:
         if name in SEGMENTED:
             shutil.copytree(out / name, plain / name)  # the segments the link leads to
         else:
@@ -206,7 +208,7 @@ def test_a_dataset_of_plain_files_is_adopted(raw_copy: Path, out: Path) -> None:
     report = ingest([raw_copy], out=plain)
     assert report.run == 2
     assert len(rows(plain, "sightings")) == 78
-    assert store.part_runs(plain, "sightings") == [1, 2]
+    assert layout.part_runs(plain, "sightings") == [1, 2]
 
 
 def test_newer_schema_is_refused(dataset: Path) -> None:
@@ -228,7 +230,7 @@ def test_foreign_parquet_is_refused(tmp_path: Path) -> None:
 
 def test_second_writer_is_refused(dataset: Path, raw_copy: Path) -> None:
     """While one ingest holds the lock, another fails at once with a clear message."""
-    with store.writer_lock(dataset), pytest.raises(LockBusyError, match="another ingest"):
+    with lock.writer_lock(dataset), pytest.raises(LockBusyError, match="another ingest"):
         ingest([raw_copy], out=dataset)
 
 
@@ -287,7 +289,7 @@ def test_a_copy_without_its_hidden_versions_is_refused_not_emptied(
     assert sorted(p.relative_to(copy) for p in copy.rglob("part-0.parquet")) == parts
     for link in ("rulings", "runs.parquet"):  # what was copied is left as it was
         assert (copy / link).is_symlink()
-    assert not (copy / store.VERSIONS).exists()
+    assert not (copy / layout.VERSIONS).exists()
 
 
 def test_parts_of_runs_no_table_records_are_not_adopted(raw_copy: Path, out: Path) -> None:
@@ -297,7 +299,7 @@ def test_parts_of_runs_no_table_records_are_not_adopted(raw_copy: Path, out: Pat
     shutil.copytree(out / "sightings", plain / "sightings")
     with pytest.raises(StoreError, match=r"sightings/ holds the parts of runs 1, which no runs"):
         ingest([raw_copy], out=plain)
-    assert store.part_runs(plain, "sightings") == [1]
+    assert layout.part_runs(plain, "sightings") == [1]
 
 
 @pytest.mark.parametrize(("retain", "kept"), [(0, 2), (3600, 5)])
@@ -312,4 +314,4 @@ def test_retain_sets_how_long_superseded_versions_stay(
         if held is not None:
             held.rename(held.with_suffix(".txt"))
         ingest([raw_copy], out=out, retain=retain)
-    assert len(list((out / store.VERSIONS).iterdir())) == kept
+    assert len(list((out / layout.VERSIONS).iterdir())) == kept

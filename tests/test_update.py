@@ -17,7 +17,7 @@ from conftest import rows
 from standin import RULES_2025, StandIn, closed_port, serving
 
 from pipeline.cli import cli
-from pipeline.storage import store
+from pipeline.storage import lock
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -146,7 +146,7 @@ def test_a_busy_dataset_exits_4_with_the_files_fetched(stand_in: StandIn, tmp_pa
     """Another ingest holds the lock: the fetch is done and kept, the ingest waits for tomorrow."""
     raw, out = tmp_path / "raw", tmp_path / "out"
     roots = stand_in.upstreams(jsonl=False)
-    with store.writer_lock(out):
+    with lock.writer_lock(out):
         code, stdout, stderr = _update(raw, out, roots, "comprules")
     assert code == 4
     assert "another ingest is writing this dataset" in stderr

@@ -11,7 +11,7 @@ from conftest import FIXTURES, RAW, SEEDS
 
 from pipeline import ingest
 from pipeline.cli import cli
-from pipeline.storage import manifest, store, verify
+from pipeline.storage import layout, manifest, verify
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -63,7 +63,7 @@ def dataset(written: Path, tmp_path: Path) -> Path:
 
 
 def _path(out: Path, pattern: str) -> str:
-    return pattern.replace("%V", f"{store.VERSIONS}/{store.pinned(out).name}")
+    return pattern.replace("%V", f"{layout.VERSIONS}/{layout.pinned(out).name}")
 
 
 def _corrupt(path: Path) -> None:
@@ -102,16 +102,16 @@ def test_a_damaged_file_is_named(dataset: Path, pattern: str, how: str) -> None:
 
 def test_a_missing_manifest_is_named(dataset: Path) -> None:
     """A version written before manifests: named, with what adds one."""
-    (store.pinned(dataset) / manifest.FILE).unlink()
+    (layout.pinned(dataset) / manifest.FILE).unlink()
     faults = verify.check(dataset).faults
     assert [f.path for f in faults] == [_path(dataset, f"%V/{manifest.FILE}")]
 
 
 def test_a_part_of_an_uncommitted_run_is_named(dataset: Path) -> None:
     """A part of a run after L (a crash before the switch, not yet recovered)."""
-    extra = store.part_path(dataset, "changes", 3)
+    extra = layout.part_path(dataset, "changes", 3)
     extra.parent.mkdir()
-    shutil.copy(store.part_path(dataset, "changes", 2), extra)
+    shutil.copy(layout.part_path(dataset, "changes", 2), extra)
     assert "changes/run=3/part-0.parquet" in {f.path for f in verify.check(dataset).faults}
 
 
@@ -135,7 +135,7 @@ def test_a_part_out_of_order_is_named(dataset: Path) -> None:
     """A sightings part rewritten with its rows reversed (§9, 13)."""
     import pyarrow.parquet as pq  # noqa: PLC0415 - this test alone
 
-    path = store.part_path(dataset, "sightings", 1)
+    path = layout.part_path(dataset, "sightings", 1)
     table = pq.read_table(path)
     path.unlink()
     pq.write_table(table.take(list(reversed(range(table.num_rows)))), path)
@@ -149,5 +149,5 @@ def test_an_upgraded_dataset_gets_a_manifest_and_is_sound(fixture: str, tmp_path
     out = tmp_path / fixture
     shutil.copytree(FIXTURES / fixture, out, symlinks=True)
     ingest([RAW], out=out)
-    assert (store.pinned(out) / manifest.FILE).is_file()
+    assert (layout.pinned(out) / manifest.FILE).is_file()
     assert verify.check(out).faults == []

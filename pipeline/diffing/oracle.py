@@ -237,18 +237,24 @@ def _oracle_ids(stored: pa.Table, readings: list[Reading]) -> dict[str, str]:
 
 
 def edits(old: str, new: str, names: Iterable[str]) -> list[tuple[str, str]]:
-    """The word edits from OLD to NEW as (removed, added), the card's NAMES written as SELF.
+    """The word edits from OLD to NEW as (before, after), the card's NAMES written as SELF.
 
-    "this creature", "this spell" … are written "this ~" too, so that "Amrou Seekers can't"
-    -> "This creature can't" and "Sprout Swarm … its" -> "this spell …" are one edit.
+    "this creature", "this spell" … are written "this ~" too, and each edit keeps the word
+    after it (the word before, at the end), so that "Amrou Seekers can't" -> "This creature
+    can't" and "Rift Bolt deals" -> "This spell deals" are the one edit ("~", "this ~").
     """
     a, b = (_generic(text, names) for text in (old, new))
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    found = {
-        (" ".join(a[i1:i2]), " ".join(b[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    }
+    found = set()
+    for tag, *ends in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        i1, i2, j1, j2 = ends
+        if i2 < len(a) and j2 < len(b):  # the word after, which both texts share
+            i2, j2 = i2 + 1, j2 + 1
+        elif i1 > 0 and j1 > 0:  # at the end: the word before
+            i1, j1 = i1 - 1, j1 - 1
+        found.add((" ".join(a[i1:i2]), " ".join(b[j1:j2])))
     return sorted(found)
 
 

@@ -36,7 +36,7 @@ from pipeline.schema import (
     TABLES,
     make_schema,
 )
-from pipeline.storage import store
+from pipeline.storage import layout, store
 
 if TYPE_CHECKING:
     import duckdb
@@ -80,7 +80,7 @@ class Dataset:
         self.path = Path(path)
         require_dataset(self.path)
         self._version = store.open_version(self.path)
-        for name in store.VERSIONED:  # fail now, with the file's name, not in a notebook
+        for name in layout.VERSIONED:  # fail now, with the file's name, not in a notebook
             self._version.table(name).schema  # noqa: B018 - read to validate
 
     def __repr__(self) -> str:
@@ -242,15 +242,15 @@ class Dataset:
         connection.from_arrow(aliases).create_view("card_aliases")
         renames = bool(aliases.num_rows)
         weighed = (
-            store.segments_version(self.path, "rulings", base=version.base) or SCHEMA_VERSION
+            layout.segments_version(self.path, "rulings", base=version.base) or SCHEMA_VERSION
         ) < IN_FORCE
         for name in TABLES:
             columns = ", ".join(f'"{column}"' for column in TABLES[name].names)
-            if name in PARTITIONED and not store.legacy(self.path, version.base):
-                if not store.part_runs(self.path, name):
+            if name in PARTITIONED and not layout.legacy(self.path, version.base):
+                if not layout.part_runs(self.path, name):
                     connection.from_arrow(TABLES[name].empty_table()).create_view(name)
                     continue
-                pattern = _quoted(store.path_of(self.path, name) / "*" / store.PART)
+                pattern = _quoted(layout.path_of(self.path, name) / "*" / layout.PART)
                 source = (
                     f"(SELECT {_part_columns(self.path, name)} FROM read_parquet({pattern}, "  # noqa: S608
                     "hive_partitioning = true, union_by_name = true, "
@@ -260,7 +260,7 @@ class Dataset:
                 connection.from_arrow(self._rulings()).create_view(name)
                 continue
             else:  # one file or a folder of segments, whatever version wrote it: as it is
-                found = store.path_of(version.base, name)
+                found = layout.path_of(version.base, name)
                 if not found.exists():
                     found = version.base / f"{name}.parquet"  # kept as one file before
                 if not found.exists():  # older than the table
@@ -270,7 +270,7 @@ class Dataset:
                 connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
                 continue
             if name == "sightings":  # carried rows expanded, left-out texts their ruling's
-                kept_as = store.segments_version(self.path, "rulings") or SCHEMA_VERSION
+                kept_as = layout.segments_version(self.path, "rulings") or SCHEMA_VERSION
                 unkeyed = kept_as < RULES_BY_NUMBER
                 view = _sightings_view(source, _carries(self.path), renames, unkeyed=unkeyed)
                 connection.execute(view)
@@ -300,7 +300,7 @@ def _part_columns(out: Path, name: str) -> str:
     newer than it are null (a change's kind follows from its rule numbers), and the
     columns of carried rows are kept where it has them.
     """
-    last = store.part_path(out, name, store.part_runs(out, name)[-1])
+    last = layout.part_path(out, name, layout.part_runs(out, name)[-1])
     present = {*pq.read_schema(last).names, PARTITION_KEY}
     listed = []
     for field in TABLES[name]:
@@ -330,7 +330,7 @@ _SQL_TYPES = {
 
 def _carries(out: Path) -> bool:
     """Whether the last sightings part has the columns of carried rows (schema version 6)."""
-    last = store.part_path(out, "sightings", store.part_runs(out, "sightings")[-1])
+    last = layout.part_path(out, "sightings", layout.part_runs(out, "sightings")[-1])
     return "carried" in pq.read_schema(last).names
 
 

@@ -14,6 +14,8 @@ import pyarrow.compute as pc
 from pipeline.columns import strings
 from pipeline.diffing.diff import ChangeType, Match
 from pipeline.diffing.history import is_rule_change
+from pipeline.diffing.oracle import KIND as ORACLE
+from pipeline.diffing.oracle import edits
 from pipeline.publishing.titles import title_at
 
 # A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
@@ -84,6 +86,23 @@ class StaleGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class OracleEdit:
+    """One edit of Oracle texts (diffing.oracle.edits) and the cards it was made to.
+
+    BEFORE and AFTER are the edited words with the card's own name written "~"; EXAMPLE is
+    the first card's change, OLD_TEXT to NEW_TEXT, to show the edit in real words.
+    """
+
+    before: str
+    after: str
+    cards: tuple[str, ...]
+    example: str
+    old_text: str
+    new_text: str
+    new_date: dt.date | None
+
+
+@dataclass(frozen=True, slots=True)
 class Changeset:
     """What changed in some runs: groups of changes, and the cards first seen.
 
@@ -97,6 +116,8 @@ class Changeset:
     first_seen: tuple[tuple[str | None, str, int], ...]  # (card, source, rulings)
     stale: tuple[StaleGroup, ...] = ()  # "Translations now out of date"
     first_seen_rules: tuple[tuple[str, str, int], ...] = ()  # (source, kind, count)
+    oracle: tuple[OracleEdit, ...] = ()  # "Oracle changes": most cards first
+    oracle_cards: int = 0  # the cards whose Oracle changed
 
     def count(self, change: ChangeType) -> int:
         """How many card-level changes of this type the groups hold."""
@@ -156,6 +177,9 @@ def changeset(
     first sightings (a numbered row not in it is a rule).
     """
     picked = changes.filter(pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64())))
+    is_oracle = pc.equal(picked["kind"].cast(pa.string()), pa.scalar(ORACLE))
+    oracle = picked.filter(is_oracle)
+    picked = picked.filter(pc.invert(is_oracle))
     # First sightings are counted per (card, source), in Arrow: a first ingest has as many
     # of them as it read rulings, and the changelog only says how many each card had.
     seen_first = picked["first_seen"]
@@ -178,7 +202,38 @@ def changeset(
     groups = [_explained(_group(members, langs or {}), rules) for members in grouped.values()]
     groups.sort(key=_group_order)
     seen = sorted(((c, s, n) for (c, s), n in first.items()), key=lambda t: _card_key(t[:2]))
-    return Changeset(tuple(sorted(runs)), tuple(groups), tuple(seen), (), rules_first)
+    edits, cards = oracle_edits(oracle)
+    return Changeset(tuple(sorted(runs)), tuple(groups), tuple(seen), (), rules_first, edits, cards)
+
+
+def oracle_edits(changes: pa.Table) -> tuple[tuple[OracleEdit, ...], int]:
+    """The Oracle CHANGES (kind oracle) as edits, most cards first; and how many cards.
+
+    A card appears under each of its edits: the 2024 update reworded the self-references of
+    some suspend cards as well as their reminder text.
+    """
+    found: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    cards = set()
+    for row in sorted(changes.to_pylist(), key=lambda r: (r["card"] or "", r["source"])):
+        cards.add(row["card"])
+        names = str(row["card"] or "").split(" // ")
+        for edit in edits(row["old_text"] or "", row["new_text"] or "", names):
+            if not any(r["card"] == row["card"] for r in found[edit]):
+                found[edit].append(row)
+    made = [
+        OracleEdit(
+            before,
+            after,
+            tuple(str(r["card"]) for r in rows),
+            str(rows[0]["card"]),
+            rows[0]["old_text"] or "",
+            rows[0]["new_text"] or "",
+            max((r["new_date"] for r in rows if r["new_date"]), default=None),
+        )
+        for (before, after), rows in found.items()
+    ]
+    made.sort(key=lambda e: (-len(e.cards), e.before, e.after))
+    return tuple(made), len(cards)
 
 
 def _first_rules(rows: pa.Table, kinds: dict[str, str]) -> tuple[tuple[str, str, int], ...]:

@@ -33,7 +33,7 @@ from pipeline.publishing.titles import current_titles, release_titles
 from pipeline.publishing.today import weighed_rulings
 from pipeline.reading.read import escaped
 from pipeline.schema import TABLES
-from pipeline.storage import store
+from pipeline.storage import layout, lock, store
 from pipeline.storage.carry import Content, of_cards
 from pipeline.text.normalize import card_key, card_name
 
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
 def require_dataset(out: Path) -> None:
     """Raise a UsageError unless OUT holds a dataset this pipeline wrote."""
-    store.check_folder_name(out)
-    if not store.path_of(out, "runs").exists():
+    lock.check_folder_name(out)
+    if not layout.path_of(out, "runs").exists():
         msg = f"{out}: no dataset here (no runs.parquet); run `pipeline ingest` first or pass --out"
         raise UsageError(msg)
 

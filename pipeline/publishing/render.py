@@ -75,6 +75,7 @@ def render_markdown(cs: Changeset) -> str:
             out += [f"## {title}", ""]
             for g in groups:
                 out += render(g)
+    out += _oracle_md(cs)
     redated = [g for g in cs.groups if g.change is ChangeType.REDATED and not g.is_rule]
     if redated:
         out += ["## Re-dated (same words, new date)", ""]
@@ -100,6 +101,27 @@ def render_markdown(cs: Changeset) -> str:
         out += [f"- {_md(s)}: {n} {kind_words(k)}" for s, k, n in cs.first_seen_rules]
         out.append("")
     return printable("\n".join(out))  # a control character in a name or date: dropped
+
+
+def oracle_summary(cs: Changeset) -> str:
+    """The Oracle changes in words: "3 cards' Oracle text changed, in 3 edits"."""
+    cards = "1 card's" if cs.oracle_cards == 1 else f"{cs.oracle_cards} cards'"
+    edits = "1 edit" if len(cs.oracle) == 1 else f"{len(cs.oracle)} edits"
+    return f"{cards} Oracle text changed, in {edits} (a card is listed under each of its edits)"
+
+
+def _oracle_md(cs: Changeset) -> list[str]:
+    if not cs.oracle:
+        return []
+    out = ["## Oracle changes", "", oracle_summary(cs) + ".", ""]
+    marks = {"=": "{}", "-": "~~{}~~", "+": "**{}**"}
+    for edit in cs.oracle:
+        count = "1 card" if len(edit.cards) == 1 else f"{len(edit.cards)} cards"
+        out += [f"### {_md(edit.before)} \u2192 {_md(edit.after)} ({count})", ""]
+        pieces = word_diff(edit.old_text, edit.new_text)
+        diff = " ".join(marks[op].format(_md(words)) for op, words in pieces)
+        out += [f"{_md(edit.example)}: {diff}", "", f"Cards: {', '.join(map(_md, edit.cards))}", ""]
+    return out
 
 
 def change_counts(cs: Changeset) -> str:
@@ -208,6 +230,19 @@ def render_json(cs: Changeset) -> str:
         "first_seen_rules": [
             {"source": s, "kind": k, "count": n} for s, k, n in cs.first_seen_rules
         ],
+        "oracle": [
+            {
+                "before": e.before,
+                "after": e.after,
+                "cards": list(e.cards),
+                "example": e.example,
+                "old_text": e.old_text,
+                "new_text": e.new_text,
+                "new_date": e.new_date and e.new_date.isoformat(),
+            }
+            for e in cs.oracle
+        ],
+        "oracle_cards": cs.oracle_cards,
         "stale_translations": [
             {
                 "group": s.group,

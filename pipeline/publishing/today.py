@@ -18,7 +18,7 @@ from pipeline.columns import Mask, false_if_null, replace_column
 from pipeline.diffing.history import origins_from_files
 from pipeline.diffing.in_force import in_force
 from pipeline.schema import IN_FORCE
-from pipeline.storage import store
+from pipeline.storage import layout
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +35,7 @@ def weighed_rulings(version: Version, card: str | None = None) -> pa.Table:
     """
     mine = None if card is None else _of_card(card)
     rulings = version.table("rulings", where=mine)
-    kept_as = store.segments_version(version.out, "rulings", base=version.base)
+    kept_as = layout.segments_version(version.out, "rulings", base=version.base)
     if kept_as is None or kept_as >= IN_FORCE:
         return rulings
     state = origins_from_files(version.table("state", where=mine), version.table("files"))

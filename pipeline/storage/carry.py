@@ -9,7 +9,7 @@ always written in full, so one look at the base expands a part (store.iter_parts
 the DuckDB view); a file is written in full again, and becomes the base of the runs after,
 when more than REBASE_SHARE of its rows would be.
 
-Both functions are pure: by_reference() is given the base rows, expanded() the base parts.
+Its functions are pure: by_reference() is given the base rows, expanded() the base parts.
 """
 
 from __future__ import annotations
@@ -64,6 +64,17 @@ def of_cards(cards: Collection[str]) -> Content:
 def content_columns(table: pa.Table) -> list[str]:
     """The columns of TABLE that a carried row takes from its base: all but the file's."""
     return [name for name in table.column_names if name not in _NOT_CONTENT]
+
+
+def kept_in_full(rows: pa.Table, content: Callable[[pa.Table], Mask]) -> tuple[Mask, Mask]:
+    """Which ROWS are written in full and kept by CONTENT, and which are carried rows.
+
+    ROWS are a part's rows as stored, or the index's rows of parts (index.py): a read cut
+    to both (selection.py, index.cuts) holds what expanded() needs to give CONTENT's rows.
+    """
+    accepted = false_if_null(content(rows))
+    carried = pc.is_valid(rows["carried"])
+    return pc.and_(accepted, pc.invert(carried)), carried
 
 
 def by_reference(new: pa.Table, base: pa.Table) -> pa.Table:

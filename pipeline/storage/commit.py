@@ -1,6 +1,6 @@
 """Crash-safe commits: every table of a run appears at once, or none does.
 
-The rewritten tables (store.VERSIONED) of each version live in `.versions/NNNNNN/`; a
+The rewritten tables (layout.VERSIONED) of each version live in `.versions/NNNNNN/`; a
 symbolic link `.current` names the version in force, and each `NAME.parquet` (or `NAME/`
 for the segmented `rulings` and `state`) is a link to `.current/NAME.parquet` (`.current/NAME`).
 A commit builds the next version beside the current one (tables and segments it does not
@@ -44,7 +44,7 @@ from pipeline.schema import (
     written,
 )
 from pipeline.storage import index, manifest
-from pipeline.storage.store import (
+from pipeline.storage.layout import (
     CURRENT,
     VERSIONED,
     VERSIONS,
@@ -435,7 +435,7 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
             table = table.append_column(field.name, pa.nulls(table.num_rows, field.type))
     encoded = ENCODED_IN_MEMORY.get(name, frozenset())
     columns = [c for c in schema.names if c in encoded or c in _DICTIONARY_COLUMNS]
-    with native_file(path, "wb") as handle:  # Arrow's own file: see store.native_file
+    with native_file(path, "wb") as handle:  # Arrow's own file: see layout.native_file
         writer = pq.ParquetWriter(
             handle,
             schema,

@@ -26,12 +26,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.columns import Column, Mask, false_if_null, replace_column
+from pipeline.columns import Column, Mask, replace_column
 from pipeline.errors import StoreError
 from pipeline.keys import codes
 from pipeline.schema import CARRY_COLUMNS, FILE_COLUMNS, PARTITION_KEY
-from pipeline.storage import store  # read at call time: store.py reads through this module
-from pipeline.storage.carry import Content, content_columns, occurrence_keys
+from pipeline.storage import layout
+from pipeline.storage.carry import Content, content_columns, kept_in_full, occurrence_keys
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -53,7 +53,7 @@ INDEXED = frozenset({"card"})
 
 def schema() -> pa.Schema:
     """The index's columns: the parts' own (as stored) and the row, its origin's run and row."""
-    stored = store.stored_schema("sightings")
+    stored = layout.stored_schema("sightings")
     own = [pa.field(name, pa.int64()) for name in _OWN]
     return pa.schema([*(stored.field(name) for name in _KEPT), *own])
 
@@ -82,7 +82,7 @@ def segment_path(folder: Path, segment: int) -> Path:
 
 def segment_ids(folder: Path) -> list[int]:
     """The segments of the index of the version FOLDER, in order (none: it has no index)."""
-    return store.segment_ids(folder, INDEX)
+    return layout.segment_ids(folder, INDEX)
 
 
 def _segment_of(run: int) -> int:
@@ -103,7 +103,7 @@ def _parts_of(path: Path) -> dict[int, list[int]] | None:
 
 def _rows(path: Path) -> pa.Table:
     try:
-        with store.native_file(path) as source:
+        with layout.native_file(path) as source:
             table = pq.ParquetFile(source, read_dictionary=["source_path", "card"]).read()
         return table.select(schema().names).cast(schema())
     except (OSError, KeyError, ValueError, pa.ArrowInvalid) as exc:
@@ -122,7 +122,7 @@ def load(folder: Path, out: Path, segments: Collection[int] | None = None) -> In
         return None
     every = {run: stat for found in listed for run, stat in (found or {}).items()}
     unchanged = {
-        run for run, stat in every.items() if _stat(store.part_path(out, "sightings", run)) == stat
+        run for run, stat in every.items() if _stat(layout.part_path(out, "sightings", run)) == stat
     }
     parts: dict[int, list[int]] = {}
     chosen = []
@@ -185,7 +185,7 @@ def following(
     the runs it holds unchanged are kept and the others (all, if it has none) indexed
     from their parts, every segment written. None: no part to index.
     """
-    runs = sorted({*store.part_runs(out, "sightings"), *staged})
+    runs = sorted({*layout.part_runs(out, "sightings"), *staged})
     if not runs:
         return None
     ids = segment_ids(current)
@@ -197,7 +197,7 @@ def following(
         and all(found is not None for found in listed.values())
         and sorted(indexed) == stored
         and min(staged, default=0) > max(stored, default=0)
-        and all(_stat(store.part_path(out, "sightings", r)) == s for r, s in indexed.items())
+        and all(_stat(layout.part_path(out, "sightings", r)) == s for r, s in indexed.items())
     ):
         touched = {_segment_of(run) for run in staged}
         previous = {_segment_of(stored[-1])} if stored else set()
@@ -232,7 +232,7 @@ def _indexed(
     parts: dict[int, list[int]] = {}
     before: tuple[pa.Table | None, pa.Table | None] = (None, None)
     for run in runs:
-        path = staged.get(run, store.part_path(out, "sightings", run))
+        path = staged.get(run, layout.part_path(out, "sightings", run))
         if old is not None and run in old.runs and run not in staged:
             parts[run] = old.parts[run]
             before = (None, old.rows)  # the part is read only if the next run needs it
@@ -244,7 +244,7 @@ def _indexed(
         # other columns are for matching its rows with the run before's, below): the new
         # part's whole table is in memory beside it already.
         whole = run not in staged
-        stored = store.read_part(path, run, None if whole else _KEPT)
+        stored = layout.read_part(path, run, None if whole else _KEPT)
         held, indexed = before
         if indexed is not None:
             last = run_before(parts, run)
@@ -256,11 +256,11 @@ def _indexed(
                 held, indexed = None, None
             if indexed is not None and held is None and indexed.num_rows:
                 # The run before's part: staged by this commit too, or stored.
-                held = store.read_part(
-                    staged.get(last, store.part_path(out, "sightings", last)), last
+                held = layout.read_part(
+                    staged.get(last, layout.part_path(out, "sightings", last)), last
                 )
         if held is not None and indexed is not None and not whole:
-            stored, whole = store.read_part(path, run), True  # its rows are matched
+            stored, whole = layout.read_part(path, run), True  # its rows are matched
         rows = rows_of(stored, held, indexed)
         pieces.append(rows)
         parts[run] = stat
@@ -294,12 +294,12 @@ def run_before(parts: Mapping[int, list[int]], run: int) -> int:
 
 def write(path: Path, table: pa.Table) -> None:
     """Write the index TABLE to PATH (the caller makes it durable)."""
-    with store.native_file(path, "wb") as handle:
+    with layout.native_file(path, "wb") as handle:
         pq.write_table(table, handle, compression="zstd", row_group_size=1 << 20)
 
 
 def cuts(index: Index, out: Path, runs: list[int], content: Content) -> tuple[pa.Table, pa.Table]:
-    """The rows of RUNS (all in INDEX) as store._Cut cuts them, in run and row order.
+    """The rows of RUNS (all in INDEX) as selection._Cut cuts their parts, in run and row order.
 
     The first table holds the rows written in full that CONTENT keeps, of RUNS and of the
     runs their carried rows name; the second those of RUNS, and their carried rows.
@@ -307,11 +307,10 @@ def cuts(index: Index, out: Path, runs: list[int], content: Content) -> tuple[pa
     chosen = pa.array(runs, pa.int64())
     rows = index.rows
     in_runs = pc.is_in(rows[PARTITION_KEY], value_set=chosen)
-    carried = pc.is_valid(rows["carried"])
+    in_full, carried = kept_in_full(rows, content)
     ranges = rows.filter(pc.and_(in_runs, carried))
     bases = pc.unique(ranges["base_run"]).cast(pa.int64())
-    wanted = pc.and_(pc.invert(carried), false_if_null(content(rows)))
-    wanted = pc.and_(wanted, pc.or_(in_runs, pc.is_in(rows[PARTITION_KEY], value_set=bases)))
+    wanted = pc.and_(in_full, pc.or_(in_runs, pc.is_in(rows[PARTITION_KEY], value_set=bases)))
     kept_rows = rows.filter(wanted)
     # Those of bases the index does not hold are expanded from the parts themselves.
     held = pc.is_in(ranges["base_run"], value_set=pa.array(sorted(index.runs), pa.int64()))
@@ -346,14 +345,14 @@ def _overlapping(ranges: pa.Table, rows: pa.Table) -> Mask:
 
 def _with_content(out: Path, rows: pa.Table) -> pa.Table:
     """ROWS, index rows written in full, as stored: their content from their origins' parts."""
-    schema = store.stored_schema("sightings")
+    schema = layout.stored_schema("sightings")
     origin_run = rows["origin_run"].to_numpy(zero_copy_only=False)
     origin_row = rows["origin_row"].to_numpy(zero_copy_only=False)
     runs = sorted(set(origin_run.tolist()))
     order = [np.flatnonzero(origin_run == run) for run in runs]
 
     def taken(at: int) -> pa.Table:
-        part = store.read_part(store.part_path(out, "sightings", runs[at]), runs[at])
+        part = layout.read_part(layout.part_path(out, "sightings", runs[at]), runs[at])
         return part.take(pa.array(origin_row[order[at]])).select(schema.names)
 
     # Two parts at a time: Parquet decoding lets go of the interpreter.
@@ -368,7 +367,7 @@ def _with_content(out: Path, rows: pa.Table) -> pa.Table:
 
 def _as_stored(ranges: pa.Table) -> pa.Table:
     """RANGES, index rows of carried rows, as stored: every other column null."""
-    schema = store.stored_schema("sightings")
+    schema = layout.stored_schema("sightings")
     columns: list[Column] = [
         ranges[f.name].cast(f.type)
         if f.name in ranges.column_names and f.name != "card"

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from pipeline.folding.names import aliases, renamed
 from pipeline.schema import SEGMENTED, in_memory
-from pipeline.storage import segments, store
+from pipeline.storage import layout, segments
 from pipeline.storage.segments import groups
 
 if TYPE_CHECKING:
@@ -34,10 +34,10 @@ class Loaded:
         Each segment is read whole, kept only in those columns, and let go.
         """
         others = [
-            seg for seg in store.segment_ids(self.base, "rulings") if seg not in self.plan.load
+            seg for seg in layout.segment_ids(self.base, "rulings") if seg not in self.plan.load
         ]
         return [
-            store.read_segments(self.base, "rulings", [seg])[seg].select(names) for seg in others
+            layout.read_segments(self.base, "rulings", [seg])[seg].select(names) for seg in others
         ]
 
 
@@ -47,9 +47,9 @@ def load(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> Loaded:
     Cards stored under a translated name ENGLISH knows are loaded too, with their
     English names', and re-keyed: each card lives in one segment.
     """
-    base = store.pinned(out)
-    layout = segments.Layout.of(store.read_layout(base))
-    stored = {str(c) for held in layout.members.values() for c in held.to_pylist()}
+    base = layout.pinned(out)
+    placed = segments.Layout.of(layout.read_layout(base))
+    stored = {str(c) for held in placed.members.values() for c in held.to_pylist()}
     moved = aliases(stored, english)
     wanted = pa.concat_arrays(
         [
@@ -57,14 +57,14 @@ def load(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> Loaded:
             pa.array(sorted({*moved, *moved.values()}), pa.string()),
         ]
     )
-    chosen = segments.plan(layout, wanted)
+    chosen = segments.plan(placed, wanted)
     tables = [
         pa.concat_tables(
-            [in_memory(name).empty_table(), *store.read_segments(base, name, chosen.load).values()]
+            [in_memory(name).empty_table(), *layout.read_segments(base, name, chosen.load).values()]
         )
         for name in SEGMENTED
     ]
     if moved:
         tables = [renamed(table, english) for table in tables]
-    rulings, state = (store.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
+    rulings, state = (layout.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
     return Loaded(base, chosen, rulings, state, english, renames=bool(moved))

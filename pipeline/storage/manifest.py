@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from pipeline.errors import StoreError
 from pipeline.schema import PARTITION_KEY, PARTITIONED, SCHEMA_VERSION
-from pipeline.storage.store import VERSIONS, part_path
+from pipeline.storage.layout import VERSIONS, part_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

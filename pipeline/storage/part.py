@@ -1,6 +1,6 @@
 """A run's sightings part: its sightings as sightings/run=N/ holds them on disk.
 
-A row keeps its text only where it differs from its ruling's (store.without_ruling_texts),
+A row keeps its text only where it differs from its ruling's (texts.without_ruling_texts),
 and the rows that repeat a file's last reading are carried by reference (carry.py).
 """
 
@@ -15,7 +15,7 @@ from pipeline.keys import codes
 from pipeline.models import FileStatus
 from pipeline.reading.sightings import RULING_TEXT
 from pipeline.schema import PARTITION_KEY, RULING_KEY, in_memory
-from pipeline.storage import store
+from pipeline.storage import selection, store, texts
 from pipeline.storage.carry import by_reference
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def sightings_part(out: Path, base: Path, sightings: pa.Table, rulings: pa.Table
     leaves it to the ruling); BASE is the version the run read, whose last reading of
     each file the rows that repeat it are carried from.
     """
-    return _carried(out, base, store.without_ruling_texts(as_stored(sightings), rulings))
+    return _carried(out, base, texts.without_ruling_texts(as_stored(sightings), rulings))
 
 
 def texts_part(before: pa.Table, after: pa.Table, run: int) -> pa.Table:
@@ -71,4 +71,4 @@ def _carried(out: Path, base: Path, part: pa.Table) -> pa.Table:
     latest = {
         str(p): int(r or 0) for p, r in zip(last["source_path"].to_pylist(), runs, strict=True)
     }
-    return by_reference(part, store.base_rows(out, latest))
+    return by_reference(part, selection.base_rows(out, latest))

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.folding.translate.terms import TERMS_VERSION, TermTable
-from pipeline.storage.store import native_file
+from pipeline.storage.layout import native_file
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.schema import IN_FORCE, LOGGED, PARTITION_KEY, RULES_BY_NUMBER, SEGMENTED, TABLES
-from pipeline.storage import commit, segments, store
+from pipeline.storage import commit, layout, segments, store
 from pipeline.storage.carry import Content
 
 if TYPE_CHECKING:
@@ -46,8 +46,8 @@ def read_outdated(out: Path) -> Outdated | None:
     names it learned: each ruling's text and each name go to the part of the run that first
     stored it (ruling_texts, names_learned).
     """
-    split_tables, partitioned = store.unsegmented(out), store.legacy(out)
-    version = store.segments_version(out, "rulings")
+    split_tables, partitioned = layout.unsegmented(out), layout.legacy(out)
+    version = layout.segments_version(out, "rulings")
     unnumbered = version is not None and version < RULES_BY_NUMBER
     unweighed = version is not None and version < IN_FORCE
     unlogged = version is not None and version < LOGGED
@@ -95,7 +95,7 @@ def write_upgraded(out: Path, outdated: Outdated, *, rulings: pa.Table, state: p
     The other tables are migrated as read.
     """
     tables = {
-        name: store.read_table(out, name) for name in store.VERSIONED if name not in SEGMENTED
+        name: store.read_table(out, name) for name in layout.VERSIONED if name not in SEGMENTED
     }
     whole = segments.plan(segments.Layout(), pa.array([], pa.string()))
     rewritten = segments.split({"rulings": rulings, "state": state}, whole)

@@ -18,15 +18,15 @@ import pyarrow.parquet as pq
 
 from pipeline.errors import StoreError
 from pipeline.schema import PARTITION_KEY, PARTITIONED, RULING_KEY, SEGMENTED, TABLES
-from pipeline.storage import index, manifest, store
+from pipeline.storage import index, layout, manifest, store, texts
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-_VERSION_TARGET = re.compile(rf"{re.escape(store.VERSIONS)}/([0-9]{{6}})")
+_VERSION_TARGET = re.compile(rf"{re.escape(layout.VERSIONS)}/([0-9]{{6}})")
 _PLACES = pa.schema([pa.field("source_path", pa.string()), TABLES["sightings"].field("position")])
-_ONE_FILE = tuple(name for name in store.VERSIONED if name not in SEGMENTED)
+_ONE_FILE = tuple(name for name in layout.VERSIONED if name not in SEGMENTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +53,11 @@ class Report:
 def check(out: Path) -> Report:
     """Check the dataset in OUT (see the module's docstring)."""
     faults: list[Fault] = []
-    current = out / store.CURRENT
+    current = out / layout.CURRENT
     target = current.readlink().as_posix() if current.is_symlink() else None
     if target is None or not _VERSION_TARGET.fullmatch(target) or not current.resolve().is_dir():
         problem = "not a link to an existing .versions/NNNNNN folder"
-        return Report("", 0, 0, [Fault(store.CURRENT, problem)])
+        return Report("", 0, 0, [Fault(layout.CURRENT, problem)])
     version = out / target  # not resolved: every path named relative to OUT
     faults += _links(out, version)
     listed = _against_manifest(out, version, faults)
@@ -68,8 +68,8 @@ def check(out: Path) -> Report:
         return Report(version.name, 0, listed, faults)
     for name in sorted(PARTITIONED):
         faults += [
-            Fault(_rel(out, store.part_path(out, name, run)), f"part of run {run} > L = {last}")
-            for run in store.part_runs(out, name)
+            Fault(_rel(out, layout.part_path(out, name, run)), f"part of run {run} > L = {last}")
+            for run in layout.part_runs(out, name)
             if run > last
         ]
     checks: list[Callable[[Path, Path, int], list[Fault]]] = [
@@ -105,12 +105,12 @@ def _links(out: Path, version: Path) -> list[Fault]:
     faults += [
         Fault(_rel(out, version / name), "no segment")
         for name in SEGMENTED
-        if not store.segment_ids(version, name)
+        if not layout.segment_ids(version, name)
     ]
     for entry in [*(f"{name}.parquet" for name in _ONE_FILE), *SEGMENTED]:
         link = out / entry
-        if not link.is_symlink() or link.readlink().as_posix() != f"{store.CURRENT}/{entry}":
-            faults.append(Fault(entry, f"not a link to {store.CURRENT}/{entry}"))
+        if not link.is_symlink() or link.readlink().as_posix() != f"{layout.CURRENT}/{entry}":
+            faults.append(Fault(entry, f"not a link to {layout.CURRENT}/{entry}"))
     return faults
 
 
@@ -135,8 +135,8 @@ def _against_manifest(out: Path, version: Path, faults: list[Fault]) -> int:
         if prefix + name not in found.files
     ]
     for name in sorted(PARTITIONED):
-        for run in store.part_runs(out, name):
-            relative = _rel(out, store.part_path(out, name, run))
+        for run in layout.part_runs(out, name):
+            relative = _rel(out, layout.part_path(out, name, run))
             if run <= found.last_run and relative not in found.files:
                 faults.append(Fault(relative, "not in the manifest"))
     return len(found.files)
@@ -186,12 +186,12 @@ def _segments(out: Path, version: Path, last: int) -> list[Fault]:
     where: dict[str, dict[str | None, int]] = {}
     for name in SEGMENTED:
         seen: dict[str | None, int] = {}
-        for seg, table in store.read_segments(
-            version, name, store.segment_ids(version, name)
+        for seg, table in layout.read_segments(
+            version, name, layout.segment_ids(version, name)
         ).items():
             for group in pc.unique(table["card"].cast(pa.string())).to_pylist():
                 if group in seen:
-                    path = _rel(out, store.segment_path(version, name, seg))
+                    path = _rel(out, layout.segment_path(version, name, seg))
                     faults.append(Fault(path, f"card {group!r} also in segment {seen[group]}"))
                 seen[group] = seg
             if name == "rulings":
@@ -200,13 +200,13 @@ def _segments(out: Path, version: Path, last: int) -> list[Fault]:
                 )
                 counted = keys.group_by(list(RULING_KEY)).aggregate([([], "count_all")])
                 if (pc.max(counted["count_all"]).as_py() or 0) > 1:
-                    path = _rel(out, store.segment_path(version, name, seg))
+                    path = _rel(out, layout.segment_path(version, name, seg))
                     faults.append(Fault(path, "two rulings rows share a key"))
         where[name] = seen
     for group, seg in where["state"].items():
         other = where["rulings"].get(group)
         if other is not None and other != seg:
-            path = _rel(out, store.segment_path(version, "state", seg))
+            path = _rel(out, layout.segment_path(version, "state", seg))
             faults.append(Fault(path, f"card {group!r} is in rulings segment {other}"))
     return faults
 
@@ -217,11 +217,11 @@ def _rulings_keys(out: Path, version: Path, last: int) -> list[Fault]:
     keyed: set[int] = set()
     faults = []
     for part in store.iter_parts(out, "sightings", base=version, upto=last):
-        rows = store.ruling_rows(part.select(list(RULING_KEY)), rulings)
+        rows = texts.ruling_rows(part.select(list(RULING_KEY)), rulings)
         keyed.update(int(r) for r in pc.unique(rows.drop_null()).to_pylist() if r is not None)
         if part.num_rows and part["text"].null_count:
             run = int(part[PARTITION_KEY][0].as_py())
-            path = _rel(out, store.part_path(out, "sightings", run))
+            path = _rel(out, layout.part_path(out, "sightings", run))
             faults.append(Fault(path, f"{part['text'].null_count} sightings without a text"))
     missing = rulings.num_rows - len(keyed)
     if missing:
@@ -237,14 +237,14 @@ def _carried(out: Path, version: Path, last: int) -> list[Fault]:
     del version
     faults = []
     full: dict[int, pa.Table] = {}
-    for run in store.part_runs(out, "sightings"):
+    for run in layout.part_runs(out, "sightings"):
         if run > last:
             continue
-        stored = store.read_part(store.part_path(out, "sightings", run), run)
+        stored = layout.read_part(layout.part_path(out, "sightings", run), run)
         whole = pc.is_null(stored["carried"])
         full[run] = stored.filter(whole).select(["source_path", "position"])
         carried = stored.filter(pc.invert(whole))
-        path = _rel(out, store.part_path(out, "sightings", run))
+        path = _rel(out, layout.part_path(out, "sightings", run))
         faults += [Fault(path, problem) for problem in _part_rows(stored, carried)]
         for base_run in pc.unique(carried["base_run"]).to_pylist():
             rows = carried.filter(pc.equal(carried["base_run"], pa.scalar(base_run, pa.int64())))
@@ -302,7 +302,7 @@ def _leftovers(out: Path, version: Path, last: int) -> list[Fault]:
         for name in sorted(p.name for p in out.iterdir())
         if name.startswith(".") and name.endswith((".tmp", ".link"))
     ]
-    for entry in sorted((out / store.VERSIONS).iterdir()):
+    for entry in sorted((out / layout.VERSIONS).iterdir()):
         relative = _rel(out, entry)
         if not (entry.name.isdigit() and len(entry.name) == len(version.name)):
             faults.append(Fault(relative, "not a version (a commit at work, or a crash)"))
@@ -331,7 +331,7 @@ def file_fault(out: Path, relative: str, table: str, run: int | None = None) -> 
     Against the manifest of the version in force when it has one, then read whole, as a
     table of this schema (migrated).
     """
-    version = out / store.VERSIONS / store.pinned(out).name
+    version = out / layout.VERSIONS / layout.pinned(out).name
     path = out / relative
     found = manifest.read(version)
     entry = found.files.get(relative) if found is not None else None
@@ -343,7 +343,7 @@ def file_fault(out: Path, relative: str, table: str, run: int | None = None) -> 
         if run is None:
             store.read_table(out, table, base=path.parent)
         elif table == "sightings":
-            store.read_part(path, run)
+            layout.read_part(path, run)
         else:
             list(store.iter_parts(out, table, base=version, runs=[run]))
     except StoreError as exc:
@@ -353,7 +353,7 @@ def file_fault(out: Path, relative: str, table: str, run: int | None = None) -> 
 
 def primary_faults(out: Path) -> list[Fault]:
     """The faults of the files nothing rebuilds: runs, files, and the parts of runs 1 … L."""
-    version = out / store.VERSIONS / store.pinned(out).name
+    version = out / layout.VERSIONS / layout.pinned(out).name
     checked = [(_rel(out, version / f"{name}.parquet"), name, None) for name in ("runs", "files")]
     faults = [fault for args in checked if (fault := file_fault(out, *args))]
     if faults:
@@ -361,11 +361,11 @@ def primary_faults(out: Path) -> list[Fault]:
     last = manifest.last_run(version)
     listed = manifest.read(version)
     for name in sorted(PARTITIONED):
-        runs = set(store.part_runs(out, name))
+        runs = set(layout.part_runs(out, name))
         if listed is not None:
             runs |= {run for table, run in manifest.parts_listed(listed) if table == name}
         for run in sorted(r for r in runs if r <= last):
-            relative = _rel(out, store.part_path(out, name, run))
+            relative = _rel(out, layout.part_path(out, name, run))
             if (fault := file_fault(out, relative, name, run)) is not None:
                 faults.append(fault)
     return faults
