@@ -404,3 +404,13 @@ def test_atomic_cards_give_every_face_once(tmp_path: Path) -> None:
     texts = [ruling.text for ruling in parsed.rulings]
     assert len(texts) == len(set(texts)) == len(faces[0]["rulings"]) > 0
     assert parsed.cards == [undated]
+
+
+@pytest.mark.parametrize("layout", ["art_series", "token", "double_faced_token", "emblem"])
+def test_art_cards_tokens_and_emblems_are_no_cards(layout: str) -> None:
+    """What a source lists beside its cards gives no facts; a card without a name neither."""
+    card = {"object": "card", "name": "Soldier", "layout": layout, "oracle_id": "o"}
+    assert from_scryfall(card) is None
+    assert from_mtgjson({**card, "identifiers": {"scryfallOracleId": "o"}}) is None
+    assert from_mtgjson({"layout": "normal"}) is None
+    assert from_scryfall({"object": "card", "name": ""}) is None

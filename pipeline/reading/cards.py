@@ -31,6 +31,9 @@ _DASH = " \u2014 "
 # v3's colour names; later versions (and Scryfall) give the letters.
 _COLORS = {"White": "W", "Blue": "U", "Black": "B", "Red": "R", "Green": "G"}
 _LAYOUTS = {"double-faced": "transform"}  # v3's name for a transforming card
+# Objects a source lists beside cards that are no card a player puts in a deck: art cards
+# (MTGJSON's art series sets), and Scryfall's tokens and emblems (MTGJSON keeps those apart).
+NOT_CARDS = frozenset({"art_series", "token", "double_faced_token", "emblem"})
 # A legality a source states for formats the card is not in: Scryfall lists every format,
 # MTGJSON only those the card is legal, banned or restricted in; both are kept as MTGJSON's.
 _NOT_LEGAL = "not_legal"
@@ -40,14 +43,16 @@ _Printing = tuple[str, "dt.date | None"]  # a set code and its release date, if 
 def from_mtgjson(
     card: dict[str, Any], set_code: str | None = None, released: dt.date | None = None
 ) -> CardFacts | None:
-    """The facts of one MTGJSON card object (one face of one printing); None if unnamed.
+    """The facts of one MTGJSON card object (one face of one printing).
+
+    None for an object of no name, or no card (a layout of NOT_CARDS).
 
     SET_CODE and RELEASED are the printing's set and its release date, as the set object
     gives them (None for AtomicCards, of no one printing); the card's `printings` adds its
     other sets, with no date.
     """
     name, face_name = card.get("name"), card.get("faceName")
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name or card.get("layout") in NOT_CARDS:
         return None
     names = _strings(card.get("names"))  # v3 and v4: every face's name
     if not isinstance(face_name, str):
@@ -87,9 +92,9 @@ def from_mtgjson(
 
 
 def from_scryfall(card: dict[str, Any]) -> CardFacts | None:
-    """The facts of one Scryfall card object, every face at once; None if unnamed."""
+    """The facts of one Scryfall card object, every face at once; None as for from_mtgjson()."""
     name = card.get("name")
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name or card.get("layout") in NOT_CARDS:
         return None
     sides = card.get("card_faces")
     objects = [f for f in sides if isinstance(f, dict)] if isinstance(sides, list) else []
