@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pipeline.errors import InputError, UsageError
 from pipeline.models import SourceHints
 from pipeline.reading import documents, read
+from pipeline.reading.cards import fold, from_mtgjson, from_scryfall
 from pipeline.reading.parsers import mtgjson
 from pipeline.reading.parsers._json import first_record, items, records, top_level
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterable, Iterator
+    from collections.abc import Callable, Generator, Iterable, Iterator
     from pathlib import Path
 
     from pipeline.limits import Limits
-    from pipeline.models import RawDocument
+    from pipeline.models import CardFacts, RawDocument
+
+_T = TypeVar("_T")
 
 ACCEPTED = (
     "MTGJSON (a set file, AllPrintings or AtomicCards; a v4 set object, v3/v4 AllSets) or "
@@ -45,13 +48,28 @@ class Entry(NamedTuple):
 
 def entries(path: Path, limits: Limits) -> Generator[Entry]:
     """The cards of the catalog file PATH; UsageError if it is none or cannot be read."""
+    return _read(path, limits, _cards)
+
+
+def facts(path: Path, limits: Limits) -> list[CardFacts]:
+    """The cards of the catalog file PATH as CardFacts, one per card (reading.cards.fold).
+
+    UsageError if it is no catalog or cannot be read, as for entries().
+    """
+    return fold(_read(path, limits, _facts))
+
+
+def _read(
+    path: Path, limits: Limits, convert: Callable[[RawDocument], Iterator[_T] | None]
+) -> Generator[_T]:
+    """What CONVERT makes of each document of PATH; UsageError if one is of no known shape."""
     file = read.InputFile(str(path), path.name)
     try:
         with documents.opened(file, path.parent) as source:
             for doc in documents.documents(source, SourceHints(), limits):
                 if isinstance(doc, InputError):
                     raise doc
-                found = _cards(doc)
+                found = convert(doc)
                 if found is None:
                     shown = path if doc.path == path.name else path.parent / doc.path
                     msg = f"{shown}: not a card catalog of a known shape; accepted: {ACCEPTED}"
@@ -76,6 +94,37 @@ def _cards(doc: RawDocument) -> Iterator[Entry] | None:
     """The cards of one document, or None if it is no catalog of a known shape."""
     if mtgjson.detect(doc):
         return (_mtgjson(card) for card in mtgjson.cards(doc) if isinstance(card.get("name"), str))
+    found = _scryfall_cards(doc)
+    if found is None:
+        return None
+    return (_scryfall(c) for c in found if isinstance(c.get("name"), str))
+
+
+def _facts(doc: RawDocument) -> Iterator[CardFacts] | None:
+    """The CardFacts of one document's card objects (a face and printing each), or None."""
+    if mtgjson.detect(doc):
+        return (
+            one
+            for info, group in mtgjson.groups(doc)
+            for one in _set_facts(info, group)
+            if one is not None
+        )
+    found = _scryfall_cards(doc)
+    return None if found is None else (f for f in map(from_scryfall, found) if f is not None)
+
+
+def _set_facts(
+    info: Callable[[], mtgjson.SetInfo], group: Iterable[dict[str, Any]]
+) -> Iterator[CardFacts | None]:
+    """The facts of a set's cards, its code and date looked up once, at its first card."""
+    known: mtgjson.SetInfo | None = None
+    for card in group:
+        known = known or info()
+        yield from_mtgjson(card, *known)
+
+
+def _scryfall_cards(doc: RawDocument) -> Iterator[dict[str, Any]] | None:
+    """The Scryfall card objects of a document, or None if it holds none."""
     if not doc.streamed:
         return None
     found: Iterable[Any]
@@ -94,7 +143,7 @@ def _cards(doc: RawDocument) -> Iterator[Entry] | None:
             found = items(doc, "item")
         else:
             return None
-    return (_scryfall(c) for c in found if isinstance(c, dict) and isinstance(c.get("name"), str))
+    return (c for c in found if isinstance(c, dict))
 
 
 def _is_card(value: object) -> bool:

@@ -9,12 +9,14 @@ Scryfall oracle id beside their name, v5 cards under `identifiers`.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 from enum import StrEnum
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pipeline.models import (
+    CardFacts,
     Kind,
     Layout,
     LocalName,
@@ -22,6 +24,7 @@ from pipeline.models import (
     ParsedRuling,
     RawDocument,
 )
+from pipeline.reading.cards import Folder, from_mtgjson
 from pipeline.reading.parsers._json import events, items, kvitems, scalar_before, top_level
 
 if TYPE_CHECKING:
@@ -142,7 +145,9 @@ def _wrapped(doc: RawDocument, warnings: list[str] | None) -> Iterator[Group]:
         elif key in _SET_LISTS:
             continue
         elif isinstance(value, list) and value and isinstance(value[0], dict):  # AtomicCards
-            atomic.append({**value[0], "name": key})
+            # Every face of the card (a split card's halves), in one group: its rulings,
+            # which each face repeats, are given once per group.
+            atomic.extend({**face, "name": key} for face in value if isinstance(face, dict))
             if len(atomic) >= _ATOMIC_GROUP:
                 yield _no_set, atomic
                 atomic = []
@@ -251,18 +256,22 @@ def parse(doc: RawDocument) -> ParsedDocument:
     a printing's rulings are skipped only when that name already gave the same text and date
     in its set. A file of many sets (AllPrintings) gives the rows its set files give, one
     set at a time. A file whose cards carry no rulings (art series, tokens) is a file, not
-    an error. The cards' translated names (foreignData) are noted as the cards are read.
+    an error. The cards' translated names (foreignData) and their facts (one CardFacts per
+    card, its printings folded) are noted as the cards are read.
     """
     warnings: list[str] = []
     names: list[LocalName] = []
+    cards: list[CardFacts] = []
 
     def rulings() -> Iterator[ParsedRuling]:
         position, named = 0, False
         local: dict[tuple[str, str, str], LocalName] = {}
-        for info, group in groups(doc, warnings):
+        folder = Folder()
+        for given, group in groups(doc, warnings):
+            info = functools.cache(given)  # the set is looked up once, for cards and rulings
             seen: dict[str, set[tuple[str, str | None]]] = {}
             known: SetInfo | None = None
-            for ruling in _rulings(_naming(group, local), seen, warnings):
+            for ruling in _rulings(_noting(_naming(group, local), info, folder), seen, warnings):
                 known = known or info()  # once a set has a ruling
                 code = known.code or ruling.set_code  # a v5 card's setCode
                 yield ruling._replace(position=position, set_code=code, set_released=known.released)
@@ -271,6 +280,7 @@ def parse(doc: RawDocument) -> ParsedDocument:
         if not named:
             warnings.append("no cards found: stored with 0 rulings")
         names.extend(local[key] for key in sorted(local))
+        cards.extend(folder.result())
 
     return ParsedDocument(
         LAYOUT,
@@ -281,6 +291,7 @@ def parse(doc: RawDocument) -> ParsedDocument:
         may_be_empty=True,
         as_of=build_date(doc, warnings),
         names=names,
+        cards=cards,
     )
 
 
@@ -303,6 +314,21 @@ def _naming(
                 local.setdefault(
                     (name, lang, english), LocalName(name, lang, english, oracle_id(card))
                 )
+        yield card
+
+
+def _noting(
+    group: Iterable[dict[str, Any]], info: Callable[[], SetInfo], folder: Folder
+) -> Iterator[dict[str, Any]]:
+    """GROUP's cards, each passed on once its facts are folded into FOLDER.
+
+    The set's code and date are asked of INFO at the group's first card, so a set of no
+    rulings (tokens, art cards) is looked up too: its cards are cards still.
+    """
+    for card in group:
+        facts = from_mtgjson(card, *info())
+        if facts is not None:
+            folder.add(facts)
         yield card
 
 
