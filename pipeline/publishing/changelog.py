@@ -87,14 +87,14 @@ class StaleGroup:
 
 @dataclass(frozen=True, slots=True)
 class OracleEdit:
-    """One edit of Oracle texts (diffing.oracle.edits) and the cards it was made to.
+    """Edits of Oracle texts (diffing.oracle.edits) made to the same cards, and those cards.
 
-    BEFORE and AFTER are the edited words with the card's own name written "~"; EXAMPLE is
-    the first card's change, OLD_TEXT to NEW_TEXT, to show the edit in real words.
+    EDITS are (before, after) words with the card's own name written "~" (edits made to
+    exactly the same cards are one: the two halves of the new suspend reminder); EXAMPLE
+    is the first card's change, OLD_TEXT to NEW_TEXT, to show them in real words.
     """
 
-    before: str
-    after: str
+    edits: tuple[tuple[str, str], ...]
     cards: tuple[str, ...]
     example: str
     old_text: str
@@ -220,19 +220,23 @@ def oracle_edits(changes: pa.Table) -> tuple[tuple[OracleEdit, ...], int]:
         for edit in edits(row["old_text"] or "", row["new_text"] or "", names):
             if not any(r["card"] == row["card"] for r in found[edit]):
                 found[edit].append(row)
-    made = [
-        OracleEdit(
-            before,
-            after,
-            tuple(str(r["card"]) for r in rows),
-            str(rows[0]["card"]),
-            rows[0]["old_text"] or "",
-            rows[0]["new_text"] or "",
-            max((r["new_date"] for r in rows if r["new_date"]), default=None),
+    together: dict[tuple[str, ...], list[tuple[str, str]]] = defaultdict(list)
+    for edit, rows in found.items():
+        together[tuple(str(r["card"]) for r in rows)].append(edit)
+    made = []
+    for named, made_together in together.items():
+        rows = found[made_together[0]]
+        made.append(
+            OracleEdit(
+                tuple(sorted(made_together)),
+                named,
+                named[0],
+                rows[0]["old_text"] or "",
+                rows[0]["new_text"] or "",
+                max((r["new_date"] for r in rows if r["new_date"]), default=None),
+            )
         )
-        for (before, after), rows in found.items()
-    ]
-    made.sort(key=lambda e: (-len(e.cards), e.before, e.after))
+    made.sort(key=lambda e: (-len(e.cards), e.edits))
     return tuple(made), len(cards)
 
 

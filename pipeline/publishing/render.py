@@ -62,7 +62,8 @@ def _cards_md(cards: tuple[tuple[str | None, str], ...]) -> str:
 def render_markdown(cs: Changeset) -> str:
     """The changeset for people: rule changes first, grouped, with word-level diffs."""
     runs = ", ".join(str(r) for r in cs.runs) or "none"
-    counts = "; ".join(filter(None, [change_counts(cs), cs.first_seen_summary()]))
+    oracle = oracle_summary(cs) if cs.oracle else ""
+    counts = "; ".join(filter(None, [change_counts(cs), cs.first_seen_summary(), oracle]))
     out = [f"# Ruling changes: run {runs}", "", counts or "No changes.", ""]
     rulings = [g for g in cs.groups if not g.is_rule and g.change is not ChangeType.REDATED]
     sections = [
@@ -106,18 +107,19 @@ def render_markdown(cs: Changeset) -> str:
 def oracle_summary(cs: Changeset) -> str:
     """The Oracle changes in words: "3 cards' Oracle text changed, in 3 edits"."""
     cards = "1 card's" if cs.oracle_cards == 1 else f"{cs.oracle_cards} cards'"
-    edits = "1 edit" if len(cs.oracle) == 1 else f"{len(cs.oracle)} edits"
-    return f"{cards} Oracle text changed, in {edits} (a card is listed under each of its edits)"
+    edits = "1 group of edits" if len(cs.oracle) == 1 else f"{len(cs.oracle)} groups of edits"
+    return f"{cards} Oracle text changed ({edits}; a card is listed under each of its edits)"
 
 
 def _oracle_md(cs: Changeset) -> list[str]:
     if not cs.oracle:
         return []
-    out = ["## Oracle changes", "", oracle_summary(cs) + ".", ""]
+    out = ["## Oracle changes", ""]
     marks = {"=": "{}", "-": "~~{}~~", "+": "**{}**"}
     for edit in cs.oracle:
         count = "1 card" if len(edit.cards) == 1 else f"{len(edit.cards)} cards"
-        out += [f"### {_md(edit.before)} \u2192 {_md(edit.after)} ({count})", ""]
+        shown = "; ".join(f"{_md(a)} \u2192 {_md(b)}" for a, b in edit.edits)
+        out += [f"### {shown} ({count})", ""]
         pieces = word_diff(edit.old_text, edit.new_text)
         diff = " ".join(marks[op].format(_md(words)) for op, words in pieces)
         out += [f"{_md(edit.example)}: {diff}", "", f"Cards: {', '.join(map(_md, edit.cards))}", ""]
@@ -232,8 +234,7 @@ def render_json(cs: Changeset) -> str:
         ],
         "oracle": [
             {
-                "before": e.before,
-                "after": e.after,
+                "edits": [{"before": a, "after": b} for a, b in e.edits],
                 "cards": list(e.cards),
                 "example": e.example,
                 "old_text": e.old_text,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.diffing.diff import ChangeType
-from pipeline.publishing.render import change_counts
+from pipeline.publishing.render import change_counts, oracle_summary
 from pipeline.publishing.templating import NO_LINKS, Links, render
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ def run_names(cs: Changeset) -> str:
 
 def summary(cs: Changeset) -> str:
     """The changeset's figures in one line: its changes, then its first sightings."""
-    return "; ".join(filter(None, [change_counts(cs), cs.first_seen_summary()]))
+    oracle = oracle_summary(cs) if cs.oracle else ""
+    return "; ".join(filter(None, [change_counts(cs), cs.first_seen_summary(), oracle]))
 
 
 @dataclass(frozen=True, slots=True)
