@@ -265,9 +265,10 @@ def _carried(out: Path, version: Path, last: int) -> list[Fault]:
             )
             base = full[base_run].cast(_PLACES)
             found = needed.join(base, ["source_path", "position"], join_type="left anti")
-            if found.num_rows or base.join(needed, ["source_path", "position"]).num_rows != len(
-                needed
-            ):
+            # An inner join (Table.join is a left outer one by default): a base row twice is
+            # a fault, a base part's rows of other files are none.
+            matched = base.join(needed, ["source_path", "position"], join_type="inner")
+            if found.num_rows or matched.num_rows != len(needed):
                 problem = (
                     f"{found.num_rows} carried sightings without their base row in run {base_run}"
                 )
