@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import strings
+from pipeline.columns import false_if_null, strings
 from pipeline.diffing.diff import ChangeType, Match
 from pipeline.diffing.history import is_rule_change
 from pipeline.diffing.oracle import KIND as ORACLE
@@ -177,7 +177,7 @@ def changeset(
     first sightings (a numbered row not in it is a rule).
     """
     picked = changes.filter(pc.is_in(changes["run"], value_set=pa.array(runs, pa.int64())))
-    is_oracle = pc.equal(picked["kind"].cast(pa.string()), pa.scalar(ORACLE))
+    is_oracle = false_if_null(pc.equal(picked["kind"].cast(pa.string()), pa.scalar(ORACLE)))
     oracle = picked.filter(is_oracle)
     picked = picked.filter(pc.invert(is_oracle))
     # First sightings are counted per (card, source), in Arrow: a first ingest has as many
