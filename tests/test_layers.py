@@ -101,6 +101,7 @@ STORAGE_LAYERS = [
     {"store", "part", "commit", "upgrade", "verify"},  # versions: read, written, checked
 ]
 STORAGE = PACKAGE / "storage"
+_FOR_TYPES = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}  # an `if` whose body is for mypy alone
 
 
 def _storage_modules() -> list[str]:
@@ -117,10 +118,7 @@ def _storage_imports(path: Path) -> set[str]:
     pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.If) and ast.unparse(node.test) in {
-            "TYPE_CHECKING",
-            "typing.TYPE_CHECKING",
-        }:
+        if isinstance(node, ast.If) and ast.unparse(node.test) in _FOR_TYPES:
             pending.extend(node.orelse)
             continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
