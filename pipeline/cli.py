@@ -356,28 +356,25 @@ def _render(fmt: str, changes: Changeset) -> str:
 )
 @options.READ_OUT
 def history_command(card: str | None, rule: str | None, out: Path) -> None:
-    """Every version of every ruling of CARD, or of rule --rule, oldest first.
+    """Every version of every ruling of CARD, or of rule --rule, oldest first, numbered.
 
-    Each with when it came and when it went; one its source still carries is "in force" or,
-    where a fresher source of the card does not carry it, "stale source" (a rule: "current").
+    Each with when it came and when it went, and what became of it. One its source still
+    carries is "in force" or, where a fresher source of the card does not carry it, "only
+    in a staler source" (a rule: "current"); one its source dropped was amended into
+    another version (#N, with their similarity and the changed words), re-dated, removed,
+    replaced by a version that carries its words, renumbered (a rule), or is "no longer
+    carried" where no change tells.
     """
     if (card is None) == (rule is None):
         which = "not both" if card is not None else "one of them"
         msg = f"give a CARD or --rule NUMBER ({which})"
         raise UsageError(msg)
-    from pipeline.publishing.dataset import load_history, load_rule_history  # noqa: PLC0415
+    from pipeline.publishing.dataset import load_history_fates  # noqa: PLC0415 - see FORMATS
+    from pipeline.publishing.fates import history_lines  # noqa: PLC0415 - see FORMATS
 
-    entries = load_history(out, card) if card is not None else load_rule_history(out, str(rule))
-    _echo(f"{card if card is not None else rule}: {len(entries)} versions")
-    for e in entries:
-        came = f"{e.as_of} (run {e.appeared})" if e.as_of else f"run {e.appeared}"
-        went = f"{e.gone_as_of} (run {e.disappeared})" if e.gone_as_of else f"run {e.disappeared}"
-        now = "current" if e.in_force is None else ("in force" if e.in_force else "stale source")
-        span = f"{came} until {went}" if e.disappeared else f"since {came}, {now}"
-        date = str(e.effective_date or "undated")
-        _echo(f"{date:<10}  {span:<44}  [{e.source}]  {e.text}")
-        if e.translates:
-            _echo(f"{'':<10}  translates ({e.translates_fate}): {e.translates}")
+    entries, ended = load_history_fates(out, card=card, rule=rule)
+    for line in history_lines(card if card is not None else str(rule), entries, ended):
+        _echo(line)
 
 
 @cli.command("site", short_help="Write the history of every ruling as a static site with a feed.")

@@ -249,10 +249,14 @@ def test_history_command(scenario: Path) -> None:
     code, stdout, _ = _cli("history", "The Tenth Doctor", "--out", str(scenario))
     assert code == 0
     lines = stdout.splitlines()
-    assert lines[0] == "The Tenth Doctor: 35 versions"
+    assert lines[0] == "The Tenth Doctor: 35 versions (19 in force, 16 earlier)"
     gone = [line for line in lines if re.search(r"\(run 1\) until \S+ \(run 2\)", line)]
     assert len(gone) == 16
     assert any("each card you own in exile" in line for line in gone)
+    assert (
+        "     amended into #21 (dated 2023-10-13, similarity 98.5%): … each {+suspended+} card …"
+        in lines
+    )
     kept = [line for line in lines if re.search(r"since \S+ \(run 1\), in force", line)]
     assert len(kept) == 1
     assert "Time counters are usually found" in kept[0]
