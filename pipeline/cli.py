@@ -24,6 +24,7 @@ from pipeline.publishing.output import write_output
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
 from pipeline.storage import store
+from pipeline.text.words import counted
 from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
@@ -398,7 +399,7 @@ def site_command(out: Path, folder: Path) -> None:
     report = build_site(out, folder)
     unchanged = report.rendered - len(report.written)
     _echo(
-        f"site {folder}: {report.pages} pages, {len(report.written)} written, "
+        f"site {folder}: {counted(report.pages, 'page')}, {len(report.written)} written, "
         f"{unchanged} rendered unchanged, {report.pages - report.rendered} not rendered "
         f"(their inputs unchanged), {len(report.removed)} removed; {report.size:,} bytes"
     )
@@ -435,10 +436,10 @@ def verify_command(out: Path) -> None:
     report = check(out)
     for fault in report.faults:
         _echo(f"fault: {fault}")
-    state = f"{len(report.faults)} faults" if report.faults else "sound"
+    state = counted(len(report.faults), "fault") if report.faults else "sound"
     _echo(
         f"{out}: version {report.version or '?'}, runs 1-{report.last_run}, "
-        f"{report.files} files in its manifest: {state}"
+        f"{counted(report.files, 'file')} in its manifest: {state}"
     )
     sys.exit(EXIT_FAILED if report.faults else EXIT_OK)
 
@@ -504,7 +505,8 @@ def summary(report: IngestReport) -> str:
         return "no run: no input files (hidden files, READMEs and the manifest are not inputs)"
     if report.outcome is Outcome.UNCHANGED:
         skipped = report.count(FileStatus.SKIPPED)
-        lines = [f"no run: nothing new ({skipped} files unchanged since they were stored)"]
+        unchanged = counted(skipped, "file")
+        lines = [f"no run: nothing new ({unchanged} unchanged since they were stored)"]
         if report.rejected:
             lines.append("rejected:")
             lines += [f"  {shown(f.source_path)}: {f.reason}" for f in report.rejected]
@@ -522,7 +524,7 @@ def summary(report: IngestReport) -> str:
     releases = [f for f in report.files if f.layout is Layout.COMPREHENSIVE_RULES]
     if releases:
         lines.append("comprehensive rules releases:")
-        lines += [f"  {f.source_path}: {f.rules} numbered rules" for f in releases]
+        lines += [f"  {f.source_path}: {counted(f.rules, 'numbered rule')}" for f in releases]
     if report.rejected:
         lines.append("rejected:")
         lines += [f"  {shown(f.source_path)}: {f.reason}" for f in report.rejected]

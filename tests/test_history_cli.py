@@ -160,7 +160,7 @@ def test_one_version_is_one(histories: dict[str, list[str]]) -> None:
 
 @pytest.mark.parametrize(
     ("count", "expected"),
-    [(0, "0 entries"), (1, "1 entry"), (2, "2 entries"), (1234, "1,234 entries")],
+    [(0, "0 entries"), (1, "1 entry"), (2, "2 entries"), (1234, "1234 entries")],
     ids=["none", "one", "two", "thousands"],
 )
 def test_counted(count: int, expected: str) -> None:

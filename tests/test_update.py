@@ -137,7 +137,7 @@ def test_a_file_rejected_again_is_no_new_run(stand_in: StandIn, tmp_path: Path) 
     assert "\nrun 1: stored\n" in stdout
     code, stdout, _ = _update(raw, out, roots, "scryfall", "comprules")
     assert code == 3
-    assert "\nno run: nothing new (1 files unchanged since they were stored)\nrejected:\n" in stdout
+    assert "\nno run: nothing new (1 file unchanged since they were stored)\nrejected:\n" in stdout
     assert "  scryfall/rulings.json: " in stdout
     assert len(rows(out, "runs")) == 1
 
