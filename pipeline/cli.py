@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextvars
+import datetime as dt
 import errno
 import gc
 import json
@@ -28,7 +30,6 @@ from pipeline.text.words import counted
 from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
-    import datetime as dt
     from collections.abc import Callable, Iterator
 
     from pipeline.publishing.changelog import Changeset
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 # them: an ingest never does, and loading them (Jinja2 with them) took 50 ms of every
 # command's start.
 FORMATS = ("html", "json", "markdown")
+# Whether the command running writes the nightly job's log (fetch, update): every line it
+# prints, its last `Error:` line too, begins with the time.
+_STAMPED: contextvars.ContextVar[bool] = contextvars.ContextVar("stamped", default=False)
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_PARTIAL = 3
@@ -61,6 +65,7 @@ class _Pipeline(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 - click's signature
         """Run the command CTX names, its exceptions turned into exit codes."""
+        token = _STAMPED.set(False)
         try:
             return super().invoke(ctx)
         except PipelineError as exc:
@@ -76,11 +81,13 @@ class _Pipeline(click.Group):
         except (OSError, UnicodeError, OverflowError) as exc:
             if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
                 raise
-            _echo(
+            _say(
                 f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)",
                 err=True,
             )
             sys.exit(EXIT_FAILED)
+        finally:
+            _STAMPED.reset(token)
 
 
 @click.group(cls=_Pipeline, context_settings={"help_option_names": ["-h", "--help"]})
@@ -185,11 +192,13 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     sys.exit(_ingest_exit(report))
 
 
-def _after_commit(guard: interrupts.Guard, report: IngestReport) -> None:
-    """Say on stderr that a signal came once the run was stored (it stays stored)."""
+def _after_commit(
+    guard: interrupts.Guard, report: IngestReport, echo: Callable[..., None] | None = None
+) -> None:
+    """Say on stderr (with ECHO, default _echo) that a signal came once the run was stored."""
     for signum in guard.after_commit:
         name = signal.Signals(signum).name
-        _echo(f"{name} came after run {report.run} was stored: it stays stored", err=True)
+        (echo or _echo)(f"{name} came after run {report.run} was stored: it stays stored", err=True)
 
 
 def _ingest_exit(report: IngestReport) -> int:
@@ -210,6 +219,7 @@ def fetch_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typ
     Exit 0 all fetched, 3 some sources failed, 1 all failed, 4 another job holds --raw.
     """
     names, upstreams, settings = options.fetch_settings(kwargs)
+    _STAMPED.set(True)
     report = fetch(
         names, raw=kwargs["raw"], upstreams=upstreams, settings=settings, wait=kwargs["wait"]
     )
@@ -231,6 +241,7 @@ def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, ty
     --raw or another ingest --out.
     """
     names, upstreams, settings = options.fetch_settings(kwargs)
+    _STAMPED.set(True)
     with interrupts.guarded() as guard:
         with _progress() as progress:
             report = update(
@@ -247,31 +258,42 @@ def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, ty
                 isolate=True,  # a hostile file must cost its worker, never this process
             )
         if report.ingested is None:
-            _echo("nothing ingested: no source could be fetched")
+            _log("nothing ingested: no source could be fetched")
         else:
-            _echo(summary(report.ingested))
-            _after_commit(guard, report.ingested)
+            _log(summary(report.ingested))
+            _after_commit(guard, report.ingested, _log)
     sys.exit(_update_exit(report))
 
 
 def _echo_fetch(report: FetchReport) -> None:
-    """Each file's line, then the totals; each failure on stderr, one line each."""
+    """Each file's line, then the totals and each source's; each failure on stderr, one line."""
     for source in report.sources:
         for f in source.files:
             state = "new" if f.changed else "unchanged"
-            _echo(f"{source.name}: {f.path} {state} ({f.size:,} bytes)")
+            _log(f"{source.name}: {f.path} {state} ({f.size:,} bytes)")
             for old in f.superseded:
-                _echo(f"{source.name}: {old} removed (superseded by {f.path})")
+                _log(f"{source.name}: {old} removed (superseded by {f.path})")
     for failure in report.failures:
-        _echo(f"Error: {failure}", err=True)
+        _log(f"Error: {failure}", err=True)
     files = [f for s in report.sources for f in s.files]
     failed = (
         f", {len(report.failed)} of {len(report.sources)} sources failed" if report.failed else ""
     )
-    _echo(
-        f"fetched {len(files)} files ({len(report.changed)} new){failed}: "
-        f"{report.requests} requests, {report.downloaded:,} bytes downloaded, "
+    _log(
+        f"fetched {counted(len(files), 'file')} ({len(report.changed)} new){failed}: "
+        f"{_cost(report.requests, report.retries, report.resumed, report.downloaded)}, "
         f"{report.seconds:.1f} s"
+    )
+    for source in report.sources:
+        c = source.cost
+        _log(f"  {source.name}: {_cost(c.requests, c.retries, c.resumed, c.downloaded)}")
+
+
+def _cost(requests: int, retries: int, resumed: int, downloaded: int) -> str:
+    """What fetching cost, in words: requests, retries, resumed downloads, bytes."""
+    return (
+        f"{counted(requests, 'request')} ({counted(retries, 'retry', 'retries')}, "
+        f"{counted(resumed, 'resumed download')}), {downloaded:,} bytes downloaded"
     )
 
 
@@ -468,13 +490,33 @@ def repair_command(out: Path, wait: float, retain: float | None) -> None:
 
 def _fail(exc: PipelineError) -> NoReturn:
     """End the command: EXC on stderr as one `Error:` line, and its exit code."""
-    _echo(f"Error: {exc}", err=True)
+    _say(f"Error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
 
 def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """Print TEXT; bytes of a file name that are not UTF-8 are shown escaped (read.escaped)."""
     click.echo(escaped(text), err=err, nl=nl)
+
+
+def _log(text: str, *, err: bool = False) -> None:
+    """Print TEXT as lines of the nightly job's log, each begun with the time (stamp())."""
+    now = stamp()
+    _echo("\n".join(f"{now} {line}" for line in text.split("\n")), err=err)
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Print TEXT as the command prints its lines: stamped in the nightly job's log."""
+    (_log if _STAMPED.get() else _echo)(text, err=err)
+
+
+def stamp(now: dt.datetime | None = None) -> str:
+    """The time a log line begins with: NOW (default: this second), UTC ISO-8601, to the second.
+
+    "2024-02-06T03:00:12Z": the same width every line, sortable, whatever the machine's zone.
+    """
+    when = now or dt.datetime.now(dt.UTC)
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @contextmanager

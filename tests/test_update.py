@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
-from conftest import rows
+from conftest import rows, unstamped
 from standin import RULES_2025, StandIn, closed_port, serving
 
 from pipeline.cli import cli
@@ -37,7 +37,7 @@ def _update(raw: Path, out: Path, roots: dict[str, str], *sources: str) -> tuple
         "--comprules-page", roots["comprules"], "--pause", "0", "--timeout", "2",
         "--retries", "0", "--workers", "1",
     ])  # fmt: skip
-    return result.exit_code, result.stdout, result.stderr
+    return result.exit_code, unstamped(result.stdout), unstamped(result.stderr)
 
 
 def _changelog(out: Path) -> str:
