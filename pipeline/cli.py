@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextvars
+import datetime as dt
 import errno
 import gc
 import json
@@ -24,10 +26,10 @@ from pipeline.publishing.output import write_output
 from pipeline.reading.executor import EXECUTORS
 from pipeline.reading.read import escaped, shown
 from pipeline.storage import layout, lock
+from pipeline.text.words import counted
 from pipeline.update import UpdateReport, update
 
 if TYPE_CHECKING:
-    import datetime as dt
     from collections.abc import Callable, Iterator
 
     from pipeline.publishing.changelog import Changeset
@@ -36,6 +38,9 @@ if TYPE_CHECKING:
 # them: an ingest never does, and loading them (Jinja2 with them) took 50 ms of every
 # command's start.
 FORMATS = ("html", "json", "markdown")
+# Whether the command running writes the nightly job's log (fetch, update): every line it
+# prints, its last `Error:` line too, begins with the time.
+_STAMPED: contextvars.ContextVar[bool] = contextvars.ContextVar("stamped", default=False)
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_PARTIAL = 3
@@ -60,6 +65,7 @@ class _Pipeline(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:  # noqa: ANN401 - click's signature
         """Run the command CTX names, its exceptions turned into exit codes."""
+        token = _STAMPED.set(False)
         try:
             return super().invoke(ctx)
         except PipelineError as exc:
@@ -75,11 +81,13 @@ class _Pipeline(click.Group):
         except (OSError, UnicodeError, OverflowError) as exc:
             if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
                 raise
-            _echo(
+            _say(
                 f"Error: {type(exc).__name__}: {exc} (not foreseen here: please report it)",
                 err=True,
             )
             sys.exit(EXIT_FAILED)
+        finally:
+            _STAMPED.reset(token)
 
 
 @click.group(cls=_Pipeline, context_settings={"help_option_names": ["-h", "--help"]})
@@ -184,11 +192,13 @@ def ingest_command(  # noqa: PLR0917 - click passes one argument per option
     sys.exit(_ingest_exit(report))
 
 
-def _after_commit(guard: interrupts.Guard, report: IngestReport) -> None:
-    """Say on stderr that a signal came once the run was stored (it stays stored)."""
+def _after_commit(
+    guard: interrupts.Guard, report: IngestReport, echo: Callable[..., None] | None = None
+) -> None:
+    """Say on stderr (with ECHO, default _echo) that a signal came once the run was stored."""
     for signum in guard.after_commit:
         name = signal.Signals(signum).name
-        _echo(f"{name} came after run {report.run} was stored: it stays stored", err=True)
+        (echo or _echo)(f"{name} came after run {report.run} was stored: it stays stored", err=True)
 
 
 def _ingest_exit(report: IngestReport) -> int:
@@ -209,6 +219,7 @@ def fetch_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typ
     Exit 0 all fetched, 3 some sources failed, 1 all failed, 4 another job holds --raw.
     """
     names, upstreams, settings = options.fetch_settings(kwargs)
+    _STAMPED.set(True)
     report = fetch(
         names, raw=kwargs["raw"], upstreams=upstreams, settings=settings, wait=kwargs["wait"]
     )
@@ -230,6 +241,7 @@ def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, ty
     --raw or another ingest --out.
     """
     names, upstreams, settings = options.fetch_settings(kwargs)
+    _STAMPED.set(True)
     with interrupts.guarded() as guard:
         with _progress() as progress:
             report = update(
@@ -246,31 +258,42 @@ def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, ty
                 isolate=True,  # a hostile file must cost its worker, never this process
             )
         if report.ingested is None:
-            _echo("nothing ingested: no source could be fetched")
+            _log("nothing ingested: no source could be fetched")
         else:
-            _echo(summary(report.ingested))
-            _after_commit(guard, report.ingested)
+            _log(summary(report.ingested))
+            _after_commit(guard, report.ingested, _log)
     sys.exit(_update_exit(report))
 
 
 def _echo_fetch(report: FetchReport) -> None:
-    """Each file's line, then the totals; each failure on stderr, one line each."""
+    """Each file's line, then the totals and each source's; each failure on stderr, one line."""
     for source in report.sources:
         for f in source.files:
             state = "new" if f.changed else "unchanged"
-            _echo(f"{source.name}: {f.path} {state} ({f.size:,} bytes)")
+            _log(f"{source.name}: {f.path} {state} ({f.size:,} bytes)")
             for old in f.superseded:
-                _echo(f"{source.name}: {old} removed (superseded by {f.path})")
+                _log(f"{source.name}: {old} removed (superseded by {f.path})")
     for failure in report.failures:
-        _echo(f"Error: {failure}", err=True)
+        _log(f"Error: {failure}", err=True)
     files = [f for s in report.sources for f in s.files]
     failed = (
         f", {len(report.failed)} of {len(report.sources)} sources failed" if report.failed else ""
     )
-    _echo(
-        f"fetched {len(files)} files ({len(report.changed)} new){failed}: "
-        f"{report.requests} requests, {report.downloaded:,} bytes downloaded, "
+    _log(
+        f"fetched {counted(len(files), 'file')} ({len(report.changed)} new){failed}: "
+        f"{_cost(report.requests, report.retries, report.resumed, report.downloaded)}, "
         f"{report.seconds:.1f} s"
+    )
+    for source in report.sources:
+        c = source.cost
+        _log(f"  {source.name}: {_cost(c.requests, c.retries, c.resumed, c.downloaded)}")
+
+
+def _cost(requests: int, retries: int, resumed: int, downloaded: int) -> str:
+    """What fetching cost, in words: requests, retries, resumed downloads, bytes."""
+    return (
+        f"{counted(requests, 'request')} ({counted(retries, 'retry', 'retries')}, "
+        f"{counted(resumed, 'resumed download')}), {downloaded:,} bytes downloaded"
     )
 
 
@@ -356,28 +379,25 @@ def _render(fmt: str, changes: Changeset) -> str:
 )
 @options.READ_OUT
 def history_command(card: str | None, rule: str | None, out: Path) -> None:
-    """Every version of every ruling of CARD, or of rule --rule, oldest first.
+    """Every version of every ruling of CARD, or of rule --rule, oldest first, numbered.
 
-    Each with when it came and when it went; one its source still carries is "in force" or,
-    where a fresher source of the card does not carry it, "stale source" (a rule: "current").
+    Each with when it came and when it went, and what became of it. One its source still
+    carries is "in force" or, where a fresher source of the card does not carry it, "only
+    in a staler source" (a rule: "current"); one its source dropped was amended into
+    another version (#N, with their similarity and the changed words), re-dated, removed,
+    replaced by a version that carries its words, renumbered (a rule), or is "no longer
+    carried" where no change tells.
     """
     if (card is None) == (rule is None):
         which = "not both" if card is not None else "one of them"
         msg = f"give a CARD or --rule NUMBER ({which})"
         raise UsageError(msg)
-    from pipeline.publishing.dataset import load_history, load_rule_history  # noqa: PLC0415
+    from pipeline.publishing.dataset import load_history_fates  # noqa: PLC0415 - see FORMATS
+    from pipeline.publishing.fates import history_lines  # noqa: PLC0415 - see FORMATS
 
-    entries = load_history(out, card) if card is not None else load_rule_history(out, str(rule))
-    _echo(f"{card if card is not None else rule}: {len(entries)} versions")
-    for e in entries:
-        came = f"{e.as_of} (run {e.appeared})" if e.as_of else f"run {e.appeared}"
-        went = f"{e.gone_as_of} (run {e.disappeared})" if e.gone_as_of else f"run {e.disappeared}"
-        now = "current" if e.in_force is None else ("in force" if e.in_force else "stale source")
-        span = f"{came} until {went}" if e.disappeared else f"since {came}, {now}"
-        date = str(e.effective_date or "undated")
-        _echo(f"{date:<10}  {span:<44}  [{e.source}]  {e.text}")
-        if e.translates:
-            _echo(f"{'':<10}  translates ({e.translates_fate}): {e.translates}")
+    entries, ended = load_history_fates(out, card=card, rule=rule)
+    for line in history_lines(card if card is not None else str(rule), entries, ended):
+        _echo(line)
 
 
 @cli.command("site", short_help="Write the history of every ruling as a static site with a feed.")
@@ -401,7 +421,7 @@ def site_command(out: Path, folder: Path) -> None:
     report = build_site(out, folder)
     unchanged = report.rendered - len(report.written)
     _echo(
-        f"site {folder}: {report.pages} pages, {len(report.written)} written, "
+        f"site {folder}: {counted(report.pages, 'page')}, {len(report.written)} written, "
         f"{unchanged} rendered unchanged, {report.pages - report.rendered} not rendered "
         f"(their inputs unchanged), {len(report.removed)} removed; {report.size:,} bytes"
     )
@@ -438,10 +458,10 @@ def verify_command(out: Path) -> None:
     report = check(out)
     for fault in report.faults:
         _echo(f"fault: {fault}")
-    state = f"{len(report.faults)} faults" if report.faults else "sound"
+    state = counted(len(report.faults), "fault") if report.faults else "sound"
     _echo(
         f"{out}: version {report.version or '?'}, runs 1-{report.last_run}, "
-        f"{report.files} files in its manifest: {state}"
+        f"{counted(report.files, 'file')} in its manifest: {state}"
     )
     sys.exit(EXIT_FAILED if report.faults else EXIT_OK)
 
@@ -470,13 +490,33 @@ def repair_command(out: Path, wait: float, retain: float | None) -> None:
 
 def _fail(exc: PipelineError) -> NoReturn:
     """End the command: EXC on stderr as one `Error:` line, and its exit code."""
-    _echo(f"Error: {exc}", err=True)
+    _say(f"Error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
 
 def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """Print TEXT; bytes of a file name that are not UTF-8 are shown escaped (read.escaped)."""
     click.echo(escaped(text), err=err, nl=nl)
+
+
+def _log(text: str, *, err: bool = False) -> None:
+    """Print TEXT as lines of the nightly job's log, each begun with the time (stamp())."""
+    now = stamp()
+    _echo("\n".join(f"{now} {line}" for line in text.split("\n")), err=err)
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Print TEXT as the command prints its lines: stamped in the nightly job's log."""
+    (_log if _STAMPED.get() else _echo)(text, err=err)
+
+
+def stamp(now: dt.datetime | None = None) -> str:
+    """The time a log line begins with: NOW (default: this second), UTC ISO-8601, to the second.
+
+    "2024-02-06T03:00:12Z": the same width every line, sortable, whatever the machine's zone.
+    """
+    when = now or dt.datetime.now(dt.UTC)
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @contextmanager
@@ -507,7 +547,8 @@ def summary(report: IngestReport) -> str:
         return "no run: no input files (hidden files, READMEs and the manifest are not inputs)"
     if report.outcome is Outcome.UNCHANGED:
         skipped = report.count(FileStatus.SKIPPED)
-        lines = [f"no run: nothing new ({skipped} files unchanged since they were stored)"]
+        unchanged = counted(skipped, "file")
+        lines = [f"no run: nothing new ({unchanged} unchanged since they were stored)"]
         if report.rejected:
             lines.append("rejected:")
             lines += [f"  {shown(f.source_path)}: {f.reason}" for f in report.rejected]
@@ -525,7 +566,7 @@ def summary(report: IngestReport) -> str:
     releases = [f for f in report.files if f.layout is Layout.COMPREHENSIVE_RULES]
     if releases:
         lines.append("comprehensive rules releases:")
-        lines += [f"  {f.source_path}: {f.rules} numbered rules" for f in releases]
+        lines += [f"  {f.source_path}: {counted(f.rules, 'numbered rule')}" for f in releases]
     if report.rejected:
         lines.append("rejected:")
         lines += [f"  {shown(f.source_path)}: {f.reason}" for f in report.rejected]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 from pathlib import Path
@@ -117,3 +118,14 @@ def data_files(out: Path) -> dict[str, bytes]:
         for part in sorted((out / name).glob(f"*/{layout.PART}")):
             found[str(part.relative_to(out))] = part.read_bytes()
     return found
+
+
+STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "  # a log line's time: UTC ISO-8601, to the second
+
+
+def unstamped(log: str) -> str:
+    """LOG, the nightly job's output, without the time each line must begin with."""
+    lines = log.splitlines(keepends=True)
+    for line in lines:
+        assert re.match(STAMP, line), f"a log line without its time: {line!r}"
+    return "".join(re.sub(f"^{STAMP}", "", line) for line in lines)

@@ -87,7 +87,7 @@ def test_an_older_version_read_later_is_history(tmp_path: Path) -> None:
     assert report.warnings == (
         (
             "2021-03-19/rift-bolt.txt: as of 2021-03-19, older than the version already stored "
-            "of 1 card(s) (Rift Bolt): kept as history, not compared, not current"
+            "of 1 card (Rift Bolt): kept as history, not compared, not current"
         ),
     )
     assert [r["run"] for r in rows(out, "changes")] == [1]

@@ -212,7 +212,7 @@ def test_changelog_command(scenario: Path, tmp_path: Path) -> None:
     assert code == 0
     assert stdout.startswith("# Ruling changes: run 2\n")
     code, stdout, _ = _cli("changelog", "--out", str(scenario), "--run", "1")
-    assert "17 rulings first seen on 1 card(s)" in stdout
+    assert "17 rulings first seen on 1 card" in stdout
     target = tmp_path / "c.json"
     code, _, _ = _cli("changelog", "--out", str(scenario), "--format", "json", "-o", str(target))
     assert code == 0
@@ -249,10 +249,14 @@ def test_history_command(scenario: Path) -> None:
     code, stdout, _ = _cli("history", "The Tenth Doctor", "--out", str(scenario))
     assert code == 0
     lines = stdout.splitlines()
-    assert lines[0] == "The Tenth Doctor: 35 versions"
+    assert lines[0] == "The Tenth Doctor: 35 versions (19 in force, 16 earlier)"
     gone = [line for line in lines if re.search(r"\(run 1\) until \S+ \(run 2\)", line)]
     assert len(gone) == 16
     assert any("each card you own in exile" in line for line in gone)
+    assert (
+        "     amended into #21 (dated 2023-10-13, similarity 98.5%): … each {+suspended+} card …"
+        in lines
+    )
     kept = [line for line in lines if re.search(r"since \S+ \(run 1\), in force", line)]
     assert len(kept) == 1
     assert "Time counters are usually found" in kept[0]
@@ -328,13 +332,13 @@ def test_first_sightings_count_rulings_on_cards_apart_from_rules() -> None:
         _change(card=None, source="cr", new_text_hash="gl", new_rule_id="Suspend", **first),
     )  # fmt: skip
     cs = changeset(rows, [1], kinds={"gl": "glossary"})
-    summary = "5 rulings first seen on 1 card(s), 2 of no known card; 4 rules, 1 glossary entries"
+    summary = "5 rulings first seen on 1 card, 2 of no known card; 4 rules, 1 glossary entry"
     assert cs.first_seen_summary() == f"{summary} first seen"
     assert cs.first_seen == (("Rift Bolt", "src", 3), (None, "src", 2))
     assert cs.first_seen_rules == (("cr", "rule", 4), ("cr", "glossary", 1))
     markdown = render_markdown(cs)
     assert f"{summary} first seen" in markdown
-    assert "- cr: 4 rules\n- cr: 1 glossary entries" in markdown
+    assert "- cr: 4 rules\n- cr: 1 glossary entry" in markdown
     assert "(no card) (cr)" not in markdown
     assert json.loads(render_json(cs))["first_seen_rules"] == [
         {"source": "cr", "kind": "rule", "count": 4},

@@ -251,4 +251,4 @@ def test_an_unreadable_catalog_in_the_folder_is_rejected(tmp_path: Path, out: Pa
     code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
     assert code == 3
     assert "rejected:\n  .catalog/broken.json: not a card catalog of a known shape;" in stdout
-    assert "1 rulings name only an oracle id" in stdout
+    assert "1 ruling names only an oracle id" in stdout

@@ -10,11 +10,12 @@ import datetime as dt
 import gzip
 import hashlib
 import json
+import re
 from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
-from conftest import REALDATA, NetworkBlockedError
+from conftest import REALDATA, NetworkBlockedError, unstamped
 from standin import (
     CARDS,
     RULES_2024,
@@ -28,7 +29,7 @@ from standin import (
     serving,
 )
 
-from pipeline.cli import cli
+from pipeline.cli import cli, stamp
 from pipeline.fetching.client import Client, FetchError, Settings, retry_after, user_agent
 from pipeline.fetching.comprules import newest_release, stored_name
 from pipeline.fetching.fetch import FetchReport, Upstreams, fetch
@@ -460,7 +461,7 @@ def _cli(stand_in: StandIn, raw: Path, *args: str) -> tuple[int, str, str]:
         "--mtgjson-api", roots["mtgjson"], "--comprules-page", roots["comprules"],
         "--pause", "0", "--timeout", "2", "--retries", "1",
     ])  # fmt: skip
-    return result.exit_code, result.stdout, result.stderr
+    return result.exit_code, unstamped(result.stdout), unstamped(result.stderr)
 
 
 def test_cli_fetch_prints_each_file_and_exits_0(stand_in: StandIn, tmp_path: Path) -> None:
@@ -470,11 +471,12 @@ def test_cli_fetch_prints_each_file_and_exits_0(stand_in: StandIn, tmp_path: Pat
     assert (code, stderr) == (0, "")
     lines = stdout.splitlines()
     assert lines[0] == f"scryfall: {RULINGS_PATH} new ({len(jsonl_gz(RULINGS)):,} bytes)"
-    assert lines[-1].startswith("fetched 4 files (4 new): 8 requests, ")
+    assert lines[-4].startswith("fetched 4 files (4 new): 8 requests (0 retries, ")
+    assert [line.split(":")[0] for line in lines[-3:]] == ["  scryfall", "  mtgjson", "  comprules"]
     code, stdout, _ = _cli(stand_in, tmp_path / "raw")
     assert code == 0
     assert f"comprules: {RULES_PATH} unchanged ({len(RULES_2024):,} bytes)" in stdout
-    assert "fetched 4 files (0 new): 7 requests, " in stdout
+    assert "fetched 4 files (0 new): 7 requests (0 retries, 0 resumed downloads), " in stdout
 
 
 def test_cli_fetch_failure_is_one_error_line_and_exit_3(stand_in: StandIn, tmp_path: Path) -> None:
@@ -500,7 +502,7 @@ def test_cli_fetch_with_every_source_down_exits_1(tmp_path: Path) -> None:
         "--mtgjson-api", down, "--pause", "0", "--retries", "0",
     ])  # fmt: skip
     assert result.exit_code == 1
-    assert result.stderr.splitlines() == [
+    assert unstamped(result.stderr).splitlines() == [
         f"Error: scryfall: {down}/bulk-data: {REFUSED} (gave up after 1 attempt)",
         f"Error: mtgjson: {down}/Meta.json: {REFUSED} (gave up after 1 attempt)",
     ]
@@ -519,3 +521,46 @@ def test_a_fetch_left_on_the_public_defaults_never_goes_out(source: str, tmp_pat
     assert f"{NetworkBlockedError.__name__}: a test tried to reach " in failure
     assert failure.endswith("tests use servers on 127.0.0.1 only (not foreseen: please report it)")
     assert not (tmp_path / "raw" / ".fetch.json").exists()
+
+
+def test_the_log_shows_a_resume_and_a_retry(stand_in: StandIn, tmp_path: Path) -> None:
+    """A download broken off once: the summary counts the retry, the resume and every byte."""
+    stand_in.upstreams()
+    xz = stand_in.files[XZ_URL]
+    xz.faults = [Fault(cut=len(xz.body) // 2)]
+    code, stdout, stderr = _cli(stand_in, tmp_path / "raw", "mtgjson")
+    assert (code, stderr) == (0, "")
+    assert [r.status for r in stand_in.requests_to(XZ_URL)] == [200, 206]
+    # The bytes of the cut read are lost, so the two answers' bytes are the file's, once.
+    size = len(xz.body) + _small(stand_in, "/mtgjson/Meta.json", XZ_URL + ".sha256")
+    totals, mine = stdout.splitlines()[-2:]
+    cost = f"4 requests (1 retry, 1 resumed download), {size:,} bytes downloaded"
+    assert re.fullmatch(rf"fetched 1 file \(1 new\): {re.escape(cost)}, \d+\.\d s", totals)
+    assert mine == f"  mtgjson: {cost}"
+
+
+def test_every_log_line_begins_with_its_time(stand_in: StandIn, tmp_path: Path) -> None:
+    """The nightly log's lines, stdout and stderr alike, begin with the UTC time to the second."""
+    stand_in.upstreams()
+    stand_in.serve("/mtgjson/AllPrintings.json.xz.sha256", b"0" * 64 + b"\n", validators=False)
+    result = CliRunner().invoke(cli, [
+        "fetch", "mtgjson", "--raw", str(tmp_path / "raw"), "--mtgjson-api",
+        _roots(stand_in)["mtgjson"], "--pause", "0", "--retries", "0",
+    ])  # fmt: skip
+    assert result.exit_code == 1
+    assert len(unstamped(result.stdout).splitlines()) == 2  # the totals, and mtgjson's
+    assert unstamped(result.stderr).startswith("Error: mtgjson: ")
+
+
+@pytest.mark.parametrize(
+    ("when", "stamped"),
+    [
+        (dt.datetime(2024, 2, 6, 3, 0, 12, 999_999, tzinfo=dt.UTC), "2024-02-06T03:00:12Z"),
+        (dt.datetime(2024, 2, 6, 4, 0, 12, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+         "2024-02-06T03:00:12Z"),
+    ],
+    ids=["utc", "another-zone"],
+)  # fmt: skip
+def test_a_stamp_is_utc_to_the_second(when: dt.datetime, stamped: str) -> None:
+    """The time a log line begins with: ISO-8601 in UTC, whatever the zone, to the second."""
+    assert stamp(when) == stamped

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import unstamped
 from standin import RULES_2024, Fault, StandIn, all_printings, serving
 
 from pipeline.cli import cli
@@ -93,7 +94,7 @@ def _cli(stand_in: StandIn, command: str, raw: Path, *args: str) -> tuple[int, s
         "--mtgjson-api", roots.mtgjson, "--comprules-page", roots.comprules,
         "--pause", "0", "--timeout", "2", "--retries", "0",
     ])  # fmt: skip
-    return result.exit_code, result.stdout, result.stderr
+    return result.exit_code, unstamped(result.stdout), unstamped(result.stderr)
 
 
 def _rules(padding: bytes) -> bytes:

@@ -193,10 +193,11 @@ def test_today_holds_one_wording_of_rift_bolt(tmp_path: Path) -> None:
     assert figures["current"] + figures["stale_source"] + figures["historical"] == figures["total"]
     history = CliRunner().invoke(cli, ["history", "Rift Bolt", "--out", str(out)]).output
     marks = [
-        re.search(r"\), (in force|stale source) +\[(\S+)\]", line) for line in history.splitlines()
+        re.search(r"\), (in force|only in a staler source) +\[(\S+)\]", line)
+        for line in history.splitlines()
     ]
     assert Counter((m[2], m[1]) for m in marks if m) == {
-        ("mtgjson", "stale source"): 15,  # still in its source, not in force
+        ("mtgjson", "only in a staler source"): 15,  # still in its source, not in force
         ("rift-bolt.txt", "in force"): 13,  # the 2024 English wording and the Korean rulings
     }
 

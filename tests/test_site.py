@@ -401,11 +401,15 @@ def test_history_of_a_rule(rules: Path) -> None:
     code, stdout, _ = _cli("history", "--rule", "702.62a", "--out", str(rules))
     assert code == 0
     lines = stdout.splitlines()
-    assert lines[0] == "702.62a: 2 versions"
+    assert lines[0] == "702.62a: 2 versions (1 current, 1 earlier)"
     assert re.match(
-        r"2023-11-17  2023-11-17 \(run 1\) until 2024-02-02 \(run 2\) .*play it without", lines[1]
+        r"#1  2023-11-17  2023-11-17 \(run 1\) until 2024-02-02 \(run 2\) .*play it without",
+        lines[1],
     )
-    assert re.match(r"2024-02-02  since 2024-02-02 \(run 2\), current .*you may play it", lines[2])
+    assert lines[2].startswith("    amended into #2 (dated 2024-02-02, similarity 99.3%): ")
+    assert re.match(
+        r"#2  2024-02-02  since 2024-02-02 \(run 2\), current .*you may play it", lines[3]
+    )
     for args, message in [
         ([], "give a CARD or --rule NUMBER (one of them)"),
         (["Rift Bolt", "--rule", "702.62a"], "give a CARD or --rule NUMBER (not both)"),

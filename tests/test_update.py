@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
-from conftest import rows
+from conftest import rows, unstamped
 from standin import RULES_2025, StandIn, closed_port, serving
 
 from pipeline.cli import cli
@@ -37,7 +37,7 @@ def _update(raw: Path, out: Path, roots: dict[str, str], *sources: str) -> tuple
         "--comprules-page", roots["comprules"], "--pause", "0", "--timeout", "2",
         "--retries", "0", "--workers", "1",
     ])  # fmt: skip
-    return result.exit_code, result.stdout, result.stderr
+    return result.exit_code, unstamped(result.stdout), unstamped(result.stderr)
 
 
 def _changelog(out: Path) -> str:
@@ -137,7 +137,7 @@ def test_a_file_rejected_again_is_no_new_run(stand_in: StandIn, tmp_path: Path) 
     assert "\nrun 1: stored\n" in stdout
     code, stdout, _ = _update(raw, out, roots, "scryfall", "comprules")
     assert code == 3
-    assert "\nno run: nothing new (1 files unchanged since they were stored)\nrejected:\n" in stdout
+    assert "\nno run: nothing new (1 file unchanged since they were stored)\nrejected:\n" in stdout
     assert "  scryfall/rulings.json: " in stdout
     assert len(rows(out, "runs")) == 1
 

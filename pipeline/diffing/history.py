@@ -36,6 +36,7 @@ from pipeline.diffing.diff import (
 from pipeline.diffing.in_force import in_force
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.schema import CHANGES, ROW_ORDER, in_memory, kinds_of
+from pipeline.text.words import counted
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -373,8 +374,9 @@ def late_warnings(late: pa.Table) -> list[str]:
     for row in firsts.to_pylist():
         cards.setdefault((row["source_path"], row["as_of"]), []).append(row["card"] or "(no card)")
     return [
-        f"{path}: as of {as_of}, older than the version already stored of {len(names)} "
-        f"card(s) ({_first_names(names)}): kept as history, not compared, not current"
+        f"{path}: as of {as_of}, older than the version already stored of "
+        f"{counted(len(names), 'card')} ({_first_names(names)}): kept as history, not compared, "
+        "not current"
         for (path, as_of), names in cards.items()
     ]
 

@@ -31,6 +31,7 @@ __all__ = [
     "Download",
     "FetchError",
     "Settings",
+    "Tally",
     "Validators",
     "describe",
     "retry_after",
@@ -100,13 +101,24 @@ class Download:
     expected: int | None = None  # what Content-Length (or Content-Range) announced
 
 
+@dataclass(slots=True)
+class Tally:
+    """What one source cost: its requests, the retries among them, resumes, body bytes."""
+
+    requests: int = 0
+    retries: int = 0  # requests made again after a failed attempt (a resume is one too)
+    resumed: int = 0  # broken downloads taken up where they stopped (206 to a Range request)
+    downloaded: int = 0  # body bytes received, in every request
+
+
 class _Attempts:
     """The attempts left for one request; waits before the next, raises when none is left."""
 
-    def __init__(self, url: str, settings: Settings, deadline: Deadline) -> None:
+    def __init__(self, url: str, settings: Settings, deadline: Deadline, tally: Tally) -> None:
         self.url = url
         self.settings = settings
         self.deadline = deadline  # the first of the request's, the source's and the run's
+        self.tally = tally
         self.made = 0
 
     def again(self, reason: str, retry_after: float | None = None) -> None:
@@ -128,17 +140,24 @@ class _Attempts:
         if s.clock() + wait > self.deadline.at:
             msg = f"{reason}; a wait of {wait:g} s would pass {self.deadline.what}: not retried"
             raise FetchError(self.url, msg)
+        self.tally.retries += 1
         s.sleep(wait)
 
 
 class Client:
-    """One session for a fetch: counts requests and bytes, pauses between requests to a host."""
+    """One session for a fetch: counts its costs, pauses between requests to a host.
+
+    Requests and body bytes are counted for the whole fetch and, with the retries and the
+    resumed downloads, per source (`tallies`, by the name `begin` was given).
+    """
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.session = requests.Session()
         self.requests = 0
         self.downloaded = 0  # body bytes received, in every request
+        self.tallies: dict[str, Tally] = {}
+        self.tally = Tally()  # the source's being fetched
         self._last: dict[str, float] = {}
         s = self.settings
         self.run = Deadline.after(s.clock(), s.total_seconds, "the run's", "--max-time")
@@ -152,11 +171,12 @@ class Client:
         """Start SOURCE: its own time budget, within the run's."""
         s = self.settings
         self.source = Deadline.after(s.clock(), s.source_seconds, f"{source}'s", "--source-time")
+        self.tally = self.tallies.setdefault(source, Tally())
 
     def _attempts(self, url: str) -> _Attempts:
         s = self.settings
         request = Deadline.after(s.clock(), s.request_seconds, "the request's", "--request-time")
-        return _Attempts(url, s, request.first(self.source, self.run))
+        return _Attempts(url, s, request.first(self.source, self.run), self.tally)
 
     def __enter__(self) -> Self:
         return self
@@ -224,6 +244,7 @@ class Client:
 
     def _count(self, size: int) -> None:
         self.downloaded += size
+        self.tally.downloaded += size
 
     def _send(self, url: str, headers: dict[str, str], attempts: _Attempts) -> requests.Response:
         """One GET, after the pause the host is owed since the last request to it."""
@@ -235,6 +256,7 @@ class Client:
         if s.clock() > attempts.deadline.at:
             raise FetchError(url, f"not done within {attempts.deadline.what}")
         self.requests += 1
+        self.tally.requests += 1
         try:
             return self.session.get(
                 url,
@@ -279,6 +301,7 @@ class _Body:
             and (_range_start(response) == self.got)
         ):
             expected = _range_total(response) or self.first.expected
+            attempts.tally.resumed += 1
         elif status == requests.codes.ok:
             self._restart()  # the whole body again: what was written goes
             self.first = _first(response)

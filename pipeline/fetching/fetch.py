@@ -10,14 +10,14 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import requests
 
 from pipeline.errors import PipelineError
 from pipeline.fetching import comprules, mtgjson, scryfall
-from pipeline.fetching.client import Client, FetchError, Settings, Validators, describe
+from pipeline.fetching.client import Client, FetchError, Settings, Tally, Validators, describe
 from pipeline.fetching.raw import Entry, RawFolder, create_new, locked, same_file
 from pipeline.fetching.verify import VerifyError, verify
 
@@ -58,11 +58,12 @@ class Fetched(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class SourceReport:
-    """What one source gave: its files, and its failures (one line each)."""
+    """What one source gave: its files, its failures (one line each), and what it cost."""
 
     name: str
     files: tuple[Fetched, ...] = ()
     failures: tuple[str, ...] = ()
+    cost: Tally = field(default_factory=Tally)  # its requests, retries, resumes and bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,16 @@ class FetchReport:
     def changed(self) -> tuple[Fetched, ...]:
         """The files this fetch put in place."""
         return tuple(f for s in self.sources for f in s.files if f.changed)
+
+    @property
+    def retries(self) -> int:
+        """Requests made again after a failed attempt, in every source."""
+        return sum(s.cost.retries for s in self.sources)
+
+    @property
+    def resumed(self) -> int:
+        """Broken downloads taken up where they stopped, in every source."""
+        return sum(s.cost.resumed for s in self.sources)
 
     @property
     def failed(self) -> tuple[str, ...]:
@@ -118,8 +129,14 @@ def fetch(
 
 
 def _source(name: str, upstream: str, client: Client, folder: RawFolder) -> SourceReport:
-    """One source, on its own: any failure of it is a line, and the next source goes on."""
+    """One source, on its own, with what it cost (the client's tally of it)."""
     client.begin(name)
+    report = _fetched(name, upstream, client, folder)
+    return replace(report, cost=replace(client.tally))
+
+
+def _fetched(name: str, upstream: str, client: Client, folder: RawFolder) -> SourceReport:
+    """One source's files: any failure of it is a line, and the next source goes on."""
     try:
         jobs = _PLANS[name](client, upstream)
     except Exception as exc:  # noqa: BLE001 - whatever it is, it is this source's alone

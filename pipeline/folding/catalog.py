@@ -18,6 +18,7 @@ from pipeline.folding.names import unresolved
 from pipeline.limits import Limits
 from pipeline.models import CardOrigin, FileReport, FileStatus, Kind
 from pipeline.text.normalize import card_key, card_name
+from pipeline.text.words import counted
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -155,7 +156,8 @@ def apply_catalog(table: pa.Table, catalog: Catalog | None) -> tuple[pa.Table, l
     no_card = pc.is_null(table["card"])
     orphans = table.filter(pc.and_(no_card, pc.is_valid(table["oracle_id"])))
     warnings += [
-        f"{path}: {count} rulings name only an oracle id; card left empty, oracle id kept "
+        f"{path}: {counted(count, 'ruling')} {'names' if count == 1 else 'name'} only an oracle "
+        "id; card left empty, oracle id kept "
         "(pass --catalog with a Scryfall or MTGJSON file to name them)"
         for path, count in sorted(Counter(strings(orphans["source_path"])).items())
     ]

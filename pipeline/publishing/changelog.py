@@ -17,6 +17,7 @@ from pipeline.diffing.history import is_rule_change
 from pipeline.diffing.oracle import KIND as ORACLE
 from pipeline.diffing.oracle import edits
 from pipeline.publishing.titles import title_at
+from pipeline.text.words import counted
 
 # A ruling change and a Comprehensive Rules change this close together, sharing a keyword,
 # are linked: the 2024 suspend rulings (2024-02-02) and rule 702.62a (effective 2024-02-02).
@@ -125,7 +126,7 @@ class Changeset:
         return held + (sum(g.added for g in self.groups) if change is ChangeType.ADDED else 0)
 
     def first_seen_summary(self) -> str:
-        """The first sightings in words: "17 rulings first seen on 1 card(s); 2898 rules, …".
+        """The first sightings in words: "17 rulings first seen on 1 card; 2898 rules, …".
 
         Counted as `pipeline stats` counts: rulings on cards apart from rules and glossary
         entries, and no card for the rulings of no known card.
@@ -135,7 +136,7 @@ class Changeset:
             rulings = sum(n for _, _, n in self.first_seen)
             cards = len({card for card, _, _ in self.first_seen if card is not None})
             carded = sum(n for card, _, n in self.first_seen if card is not None)
-            parts.append(f"{rulings} rulings first seen on {cards} card(s)")
+            parts.append(f"{counted(rulings, 'ruling')} first seen on {counted(cards, 'card')}")
             if carded < rulings:
                 parts[-1] += f", {rulings - carded} of no known card"
         if self.first_seen_rules:
@@ -143,7 +144,7 @@ class Changeset:
                 k: sum(n for _, kind, n in self.first_seen_rules if kind == k)
                 for _, k, _ in self.first_seen_rules
             }
-            shown = ", ".join(f"{n} {_KIND_WORDS.get(kind, kind)}" for kind, n in kinds.items())
+            shown = ", ".join(kind_count(kind, n) for kind, n in kinds.items())
             parts.append(f"{shown} first seen")
         return "; ".join(parts)
 
@@ -152,9 +153,17 @@ class Changeset:
 _KIND_WORDS = {"rule": "rules", "glossary": "glossary entries"}
 
 
+_KIND_WORD = {"rule": "rule", "glossary": "glossary entry"}
+
+
 def kind_words(kind: str) -> str:
     """The plural a changelog uses for rows of KIND: "rules", "glossary entries"."""
     return _KIND_WORDS.get(kind, kind)
+
+
+def kind_count(kind: str, count: int) -> str:
+    """COUNT rows of KIND in words: "1 rule", "2898 rules", "1 glossary entry"."""
+    return counted(count, _KIND_WORD.get(kind, kind), _KIND_WORDS.get(kind, kind))
 
 
 def changeset(

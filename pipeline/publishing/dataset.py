@@ -29,6 +29,7 @@ from pipeline.publishing.changelog import (
     numbered_kinds,
     stale_translations,
 )
+from pipeline.publishing.fates import Fate, fates
 from pipeline.publishing.titles import current_titles, release_titles
 from pipeline.publishing.today import weighed_rulings
 from pipeline.reading.read import escaped
@@ -123,24 +124,51 @@ def load_history(out: Path, card: str, version: store.Version | None = None) -> 
     one's; a name that matches none gets suggestions.
     """
     require_dataset(out)
+    version = version or store.open_version(out)
+    return _card_history(out, card, version)[1]
+
+
+def load_history_fates(
+    out: Path, *, card: str | None = None, rule: str | None = None
+) -> tuple[list[HistoryEntry], list[Fate]]:
+    """The history of CARD or of rule RULE, with what became of each of its versions."""
+    require_dataset(out)
+    version = store.open_version(out)
+    if rule is not None:
+        entries = load_rule_history(out, rule, version)
+        wanted = pa.scalar(rule.strip().lower())
+        rows = version.table("changes", runs=rule_runs(version), where=is_rule_change)
+        mine = pc.or_kleene(
+            pc.equal(rows["old_rule_id"], wanted), pc.equal(rows["new_rule_id"], wanted)
+        )
+        return entries, fates(entries, rows.filter(mine).to_pylist())
+    if card is None:
+        msg = "give a CARD or --rule NUMBER"
+        raise UsageError(msg)
+    name, entries = _card_history(out, card, version)
+    changes = version.table("changes", content=of_cards([name]))
+    return entries, fates(entries, changes.to_pylist())
+
+
+def _card_history(out: Path, card: str, version: store.Version) -> tuple[str, list[HistoryEntry]]:
+    """The card CARD names, as stored, and its history; a UsageError if none matches."""
     try:
         card.encode("utf-8")
     except UnicodeEncodeError:
         msg = f"the card name '{escaped(card)}' is not valid UTF-8: no card can have it"
         raise UsageError(msg) from None
-    version = version or store.open_version(out)
     name = card_name(card)
     name = english_of(version).get(card_key(name), name)  # a translated name: its card's
     entries = _history_of(version, name)
     if entries:
-        return _in_force(_with_originals(entries, name, version), name, version)
+        return name, _in_force(_with_originals(entries, name, version), name, version)
     cards = version.table("rulings")["card"]
     names = sorted({c for c in pc.unique(cards).to_pylist() if c})
     wanted = card_key(card)
     same = [n for n in names if card_key(n) == wanted]
     if same:  # another case, or a spelling stored names fold alike
-        return _in_force(_with_originals(_history_of(version, same[0]), same[0], version),
-                         same[0], version)  # fmt: skip
+        entries = _with_originals(_history_of(version, same[0]), same[0], version)
+        return same[0], _in_force(entries, same[0], version)
     close = [n for n in names if wanted in card_key(n)][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     msg = f"no rulings of card {card!r} in {out}{hint}"

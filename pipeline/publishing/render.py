@@ -8,8 +8,9 @@ import re
 from typing import TYPE_CHECKING
 
 from pipeline.diffing.diff import ChangeType, Match
-from pipeline.publishing.changelog import kind_words
+from pipeline.publishing.changelog import kind_count
 from pipeline.text.normalize import fold, printable
+from pipeline.text.words import counted
 
 if TYPE_CHECKING:
     from pipeline.publishing.changelog import Changeset, Group
@@ -98,8 +99,8 @@ def render_markdown(cs: Changeset) -> str:
             out.append("")
     if cs.first_seen or cs.first_seen_rules:
         out += ["## First seen", ""]
-        out += [f"- {_cards_md(((c, s),))}: {n} ruling(s)" for c, s, n in cs.first_seen]
-        out += [f"- {_md(s)}: {n} {kind_words(k)}" for s, k, n in cs.first_seen_rules]
+        out += [f"- {_cards_md(((c, s),))}: {counted(n, 'ruling')}" for c, s, n in cs.first_seen]
+        out += [f"- {_md(s)}: {kind_count(k, n)}" for s, k, n in cs.first_seen_rules]
         out.append("")
     return printable("\n".join(out))  # a control character in a name or date: dropped
 
