@@ -440,6 +440,62 @@ def test_rule_pages(rules: Path, tmp_path: Path) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def rules_site(rules: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of the two real rules releases, built once."""
+    folder = tmp_path_factory.mktemp("rules-site") / "site"
+    build_site(rules, folder)
+    return folder
+
+
+@needs_rules
+def test_a_page_per_rules_release(rules_site: Path) -> None:
+    """The 2024-02-02 release: substantive changes first with word diffs, the rest folded.
+
+    702.62a's amendment is a substantive change, marked word by word; 701.34d -> 701.34e is in
+    the renumbered list; 104.6, whose only change is "rule 723" -> "rule 724", is among the
+    cross-reference updates; every rule number is a link to a page that exists.
+    """
+    path = rules_site / "releases" / "2024-02-02.html"
+    page = _page(path)
+    changes, renumbered = page.sections["changes"], page.sections["renumbered"]
+    html = path.read_text(encoding="utf-8")
+    assert "702.62a (Suspend) amended" in " ".join(changes.split())
+    assert "<ins>you may</ins> play it" in html
+    assert "701.34d → 701.34e" in renumbered
+    assert "702.62a" not in page.sections["references"]
+    assert re.search(r'href="../rules/104.6.html">104.6</a>: <del>723,</del> <ins>724,</ins>', html)
+    assert (
+        html.index('id="changes"') < html.index('id="renumbered"') < html.index('id="references"')
+    )
+    rule_links = [link for link in page.links if "/rules/" in link]
+    assert len(rule_links) > 180
+    for link in rule_links:
+        assert (path.parent / link.split("#")[0]).is_file(), link
+    rule = (rules_site / "rules" / "702.62a.html").read_text(encoding="utf-8")
+    assert '<a href="../releases/2024-02-02.html">the release</a>' in rule
+
+
+@needs_rules
+def test_rules_changes_are_news(rules_site: Path) -> None:
+    """The feed has the release and each substantive rule change, titled by the rule, stable ids.
+
+    The home page's latest changes show them too.
+    """
+    entries = _feed(rules_site).findall(f"{ATOM}entry")
+    titles = [str(e.findtext(f"{ATOM}title")) for e in entries]
+    assert titles[0].startswith("Comprehensive Rules as of 2024-02-02: ")
+    assert any(t.startswith("Rule 702.62a (Suspend) amended: ") for t in titles)
+    ids = [str(e.findtext(f"{ATOM}id")) for e in entries]
+    assert len(set(ids)) == len(ids)
+    for entry in entries:
+        [link] = entry.findall(f"{ATOM}link")
+        assert (rules_site / str(link.get("href")).split("#")[0]).is_file()
+    latest = _page(rules_site / "index.html").sections["latest"]
+    assert "Comprehensive Rules as of 2024-02-02" in latest
+    assert "702.62a" in latest
+
+
 @needs_rules
 def test_changelog_of_the_real_rules_releases(rules: Path) -> None:
     """The changelog's fixes on the real files.

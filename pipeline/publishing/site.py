@@ -28,7 +28,7 @@ import filelock
 import jinja2
 
 from pipeline.errors import LockBusyError, PipelineError, UsageError
-from pipeline.publishing.feed import feed, newest, short
+from pipeline.publishing.feed import feed, latest, newest, short
 from pipeline.publishing.render_html import summary, timeline
 from pipeline.publishing.site_data import SiteData, load_site
 from pipeline.publishing.site_files import SiteFolder, UnsafePathError, unsafe
@@ -39,6 +39,7 @@ from pipeline.publishing.site_pages import (
     rule_context,
     rule_page,
 )
+from pipeline.publishing.site_releases import releases
 from pipeline.publishing.site_tables import plain_rows, rule_order
 from pipeline.publishing.templating import Links, render, template_sources
 from pipeline.reading.read import escaped
@@ -46,8 +47,8 @@ from pipeline.reading.read import escaped
 MANIFEST = ".site.json"
 LOCK = ".site.lock"
 _FORMAT = 1
-FEED_ENTRIES = 100  # the newest rule-change groups the feed carries
-LATEST = 20  # the newest rule-change groups the index shows
+FEED_ENTRIES = 100  # the newest changes the feed carries (rule-change groups, rules changes)
+LATEST = 20  # the newest changes the home page shows
 
 
 class SiteLinks(Links):
@@ -69,6 +70,10 @@ class SiteLinks(Links):
     def run(self, run: int) -> str | None:
         """The run's page."""
         return f"{self._root}runs/{run}.html"
+
+    def release(self, key: str) -> str | None:
+        """A Comprehensive Rules release's page."""
+        return f"{self._root}releases/{key}.html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +163,10 @@ class _Build:
         self.written: list[str] = []
         self.rendered = 0
         self.present = _present(folder)
+        self.citing: dict[str, list[str]] = defaultdict(list)  # rule -> cards citing it
+        for card, numbers in sorted(data.cited.items()):
+            for number in numbers:
+                self.citing[number].append(card)
 
     def run(self) -> SiteReport:
         """Build every page, remove the ones no longer made, write the manifest."""
@@ -184,9 +193,19 @@ class _Build:
         self._page("runs/index.html", "runs.html", root="../", runs=data.runs, summaries=summaries)
         rules = [(r, short(t)) for r, t in data.rules.items()]
         self._page("rules/index.html", "rules.html", root="../", rules=rules, files=data.rule_files)
-        threads = newest(data.threads.values(), data)
+        found = releases(data, self.citing)
+        for n, release in enumerate(found):
+            self._page(
+                f"releases/{release.key}.html",
+                "release.html",
+                root="../",
+                links=links,
+                release=release,
+                previous=found[n - 1] if n else None,
+                next=found[n + 1] if n + 1 < len(found) else None,
+            )
+        items = latest(data, newest(data.threads.values(), data), found)
         langs = sorted({lang for c in data.cards for lang in c.langs})
-        latest = data.runs[-1] if data.runs else None
         self._page(
             "index.html",
             "index.html",
@@ -194,13 +213,13 @@ class _Build:
             links=SiteLinks(data, ""),
             cards=data.cards,
             langs=langs,
-            threads=threads[:LATEST],
+            items=items[:LATEST],
             runs=data.runs,
-            latest=latest,
+            latest=data.runs[-1] if data.runs else None,
             rules=len(data.rules),
         )
         self._page(
-            "feed.xml", "feed.xml", feed=feed(data, threads[:FEED_ENTRIES], SiteLinks(data, ""))
+            "feed.xml", "feed.xml", feed=feed(data, items[:FEED_ENTRIES], SiteLinks(data, ""))
         )
         self._file("assets/site.css", _asset("site.css"))
         removed = self._remove_stale()
@@ -247,11 +266,7 @@ class _Build:
             self._recorded(path, context, record, "card.html", root="../", page=record, links=links)
 
     def _rules(self, rules_read: bool) -> None:  # noqa: FBT001 - one flag, positional
-        data, todo = self.data, {}
-        citing: dict[str, list[str]] = defaultdict(list)
-        for card, numbers in sorted(data.cited.items()):
-            for number in numbers:
-                citing[number].append(card)
+        data, todo, citing = self.data, {}, self.citing
         for rule in data.rules:
             path = f"rules/{data.rule_files[rule]}.html"
             context = rule_context(data, rule, tuple(citing.get(rule, ())))

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _HISTORY = ["run", "card", "source", "text_hash", "effective_date", "as_of", "text", "rule_id"]
+_TITLE = 60  # characters: a section title is a few words
 _RULINGS = ["text_hash", "card", "effective_date", "rule_id", "text", "lang", "kind", "current"]
 
 
@@ -228,7 +229,7 @@ def load_site(out: Path) -> SiteData:
         slug_of=slug_of,
         rules=rules,
         rule_files=rule_files(rules),
-        titles=rule_titles(rulings),
+        titles={n: t for n, t in rule_titles(rulings).items() if _is_title(t)},
         threads=threads,
         card_threads=card_threads,
         translations={card: tuple(rows) for card, rows in by_card.items()},
@@ -277,6 +278,11 @@ def _runs(
             )
         )
     return runs
+
+
+def _is_title(text: str) -> bool:
+    """Whether a section number's text is a title ("Suspend"), not a rule (722.1's sentence)."""
+    return len(text) <= _TITLE and not text.rstrip().endswith((".", ":", ")"))
 
 
 def _published(path: str) -> str:

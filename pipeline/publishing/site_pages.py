@@ -305,6 +305,11 @@ class RuleEvent:
     as_of: dt.date | None
     other: str | None  # the number it was renumbered from or to
 
+    @property
+    def release(self) -> str:
+        """The key of the release page that lists it (site_releases.Release.key)."""
+        return self.as_of.isoformat() if self.as_of else f"run-{self.run}"
+
 
 @dataclass(frozen=True, slots=True)
 class RulePage:

@@ -49,6 +49,14 @@ class Links:
         """The run's page, or None."""
         return None
 
+    def release(self, key: str) -> str | None:  # noqa: ARG002 - links nowhere
+        """A Comprehensive Rules release's page, or None."""
+        return None
+
+    def glossary(self, term: str | None) -> str | None:  # noqa: ARG002 - links nowhere
+        """A glossary entry's page, or None."""
+        return None
+
 
 NO_LINKS = Links()
 
