@@ -477,6 +477,40 @@ def test_a_page_per_rules_release(rules_site: Path) -> None:
 
 
 @needs_rules
+def test_rules_index_by_section_glossary_and_cross_references(rules_site: Path) -> None:
+    """The rules' index by chapter and section with change marks; glossary pages; links.
+
+    "7. Additional Rules" holds "702. Keyword Abilities", whose page lists 702.62a marked
+    "amended 2024-02-02"; a rule's page names its chapter and section; the glossary entry
+    "Day" has a page, and "Prototype Card"'s "See rule 718" links the section's page.
+    """
+    index = (rules_site / "rules" / "index.html").read_text(encoding="utf-8")
+    assert '<h3 id="c7">7. Additional Rules</h3>' in index
+    assert re.search(
+        r'<a href="702.html">702. Keyword Abilities</a> <span class="n">\d+ rules</span> '
+        r'<span class="badge warn">\d+ changed</span>',
+        index,
+    )
+    section = (rules_site / "rules" / "702.html").read_text(encoding="utf-8")
+    assert re.search(
+        r'<a href="../rules/702.62a.html">702.62a</a> Suspend is [^<]*<a class="badge warn" '
+        r'href="../releases/2024-02-02.html">amended 2024-02-02</a>',
+        section,
+    )
+    rule = (rules_site / "rules" / "702.62a.html").read_text(encoding="utf-8")
+    assert (
+        '<a href="index.html#c7">7. Additional Rules</a> \u203a <a href="../rules/702.html">'
+        in rule
+    )
+    day = (rules_site / "glossary" / "day.html").read_text(encoding="utf-8")
+    assert "<h1>Glossary: Day</h1>" in day
+    prototype = (rules_site / "glossary" / "prototype-card.html").read_text(encoding="utf-8")
+    assert 'See rule <a class="rule" href="../rules/718.html">718</a>, “Prototype' in prototype
+    glossary = (rules_site / "glossary" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="../glossary/day.html">Day</a>' in glossary
+
+
+@needs_rules
 def test_rules_changes_are_news(rules_site: Path) -> None:
     """The feed has the release and each substantive rule change, titled by the rule, stable ids.
 

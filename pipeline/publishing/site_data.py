@@ -34,10 +34,12 @@ from pipeline.publishing.dataset import (
     rule_histories,
     rule_titles,
 )
+from pipeline.publishing.sections import section_titles
 from pipeline.publishing.site_tables import (
     citations,
     current_counts,
     freshness,
+    glossary_files,
     in_force_keys,
     languages_of,
     late_rows,
@@ -117,6 +119,9 @@ class SiteData:
     slug_of: dict[str, str]
     rules: dict[str, str]  # each rule number held, with its current (else latest) text
     rule_files: dict[str, str]  # each rule number's page file name (without .html)
+    glossary: dict[str, str]  # each glossary term held, with its current (else latest) text
+    glossary_files: dict[str, str]  # each glossary term's page file name (without .html)
+    sections: dict[str, str]  # each three-digit section of the rules with its title ("" if unknown)
     titles: dict[str, str]  # section numbers to titles: 702.62 -> Suspend
     threads: dict[str, Thread]  # the rule-change groups of card rulings, by group id
     card_threads: dict[str, tuple[str, ...]]  # each card's rule-change groups
@@ -161,9 +166,9 @@ class SiteData:
             found[row["card"]].append(row)
         return found
 
-    def rule_histories(self) -> dict[str, list[HistoryEntry]]:
-        """Every version of every numbered rule, each gone from the release that dropped it."""
-        return rule_histories(self.version)
+    def rule_histories(self, kind: str = "rule") -> dict[str, list[HistoryEntry]]:
+        """Every version of every numbered rule (glossary entry: KIND), by number (term)."""
+        return rule_histories(self.version, kind)
 
     def touched(self, since: int) -> tuple[set[str], bool]:
         """The cards whose history runs after SINCE may have changed, and whether rules did.
@@ -222,6 +227,7 @@ def load_site(out: Path) -> SiteData:
         for name in sorted(slug_of)
     )
     rules = rule_texts(rulings)
+    glossary = rule_texts(rulings, "glossary")
     return SiteData(
         version=version,
         runs=tuple(runs),
@@ -229,6 +235,9 @@ def load_site(out: Path) -> SiteData:
         slug_of=slug_of,
         rules=rules,
         rule_files=rule_files(rules),
+        glossary=glossary,
+        glossary_files=glossary_files(glossary),
+        sections=section_titles(rules, [*rules.values(), *glossary.values()]),
         titles={n: t for n, t in rule_titles(rulings).items() if _is_title(t)},
         threads=threads,
         card_threads=card_threads,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.diffing.diff import ChangeType
 from pipeline.publishing.dataset import original_fates
+from pipeline.publishing.sections import CHAPTERS
 
 if TYPE_CHECKING:
     from pipeline.diffing.history import HistoryEntry
@@ -323,6 +324,8 @@ class RulePage:
     explains: tuple[Thread, ...]
     citing: tuple[str, ...]
     links: tuple[tuple[str, str | None], ...]
+    chapter: tuple[str, str] | None = None  # ("7", "Additional Rules")
+    part: tuple[str, str] | None = None  # its three-digit section: ("702", "Keyword Abilities")
 
 
 def rule_context(data: SiteData, rule_id: str, citing: tuple[str, ...]) -> str:
@@ -386,6 +389,7 @@ def rule_page(
         *((r, data.rule_files.get(r)) for r in linked),
         *((c, data.slug_of.get(c)) for c in citing),
     )
+    part = rule_id.split(".", 1)[0] if rule_id[:1].isdigit() else None
     return RulePage(
         rule_id,
         title,
@@ -395,10 +399,14 @@ def rule_page(
         explains,
         citing,
         links,
+        (part[0], CHAPTERS.get(part[0], "")) if part else None,
+        (part, data.sections.get(part, "")) if part else None,
     )
 
 
 def _section(rule_id: str) -> str | None:
-    """The section a rule is under: 702.62 for 702.62a (None for a section itself)."""
+    """The section a rule is under: 702.62 for 702.62a (None for a section, a glossary term)."""
+    if not rule_id[:1].isdigit():
+        return None
     head = rule_id.rstrip("abcdefghijklmnopqrstuvwxyz")
     return head if head != rule_id else None

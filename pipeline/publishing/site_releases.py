@@ -177,3 +177,13 @@ def _change(data: SiteData, g: Group, citing: dict[str, list[str]]) -> RuleChang
         tuple(cards[:_CITING]),
         max(len(cards) - _CITING, 0),
     )
+
+
+def change_marks(found: Iterable[Release]) -> dict[str, tuple[str, str]]:
+    """Each rule number and glossary term with its latest change and that release's key."""
+    marks: dict[str, tuple[str, str]] = {}
+    for release in found:
+        for c in (*release.changes, *release.renumbered, *release.references):
+            what = "reference updated" if c.folded == "references" else c.what
+            marks[c.number] = (what, release.key)
+    return marks

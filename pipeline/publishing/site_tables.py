@@ -105,15 +105,23 @@ def current_counts(rulings: pa.Table) -> dict[str, tuple[int, tuple[str, ...]]]:
     }
 
 
-def rule_texts(rulings: pa.Table) -> dict[str, str]:
-    """Each rule number with its current text (else its latest row's), in the book's order."""
-    rows = rulings.filter(pc.equal(text_column(rulings, "kind"), pa.scalar("rule")))
+def rule_texts(rulings: pa.Table, kind: str = "rule") -> dict[str, str]:
+    """Each rule number (glossary term: KIND) with its current text (else its latest row's).
+
+    Rules in the book's order; glossary terms alphabetically (rule_order sorts them so).
+    """
+    rows = rulings.filter(pc.equal(text_column(rulings, "kind"), pa.scalar(kind)))
     found: dict[str, tuple[bool, str]] = {}
     for row in plain_rows(rows, ["rule_id", "text", "current"]):
         rule = row["rule_id"]
         if rule and (row["current"] or not found.get(rule, (False, ""))[0]):
             found[rule] = (row["current"], row["text"])
     return {rule: found[rule][1] for rule in sorted(found, key=rule_order)}
+
+
+def glossary_files(terms: dict[str, str]) -> dict[str, str]:
+    """Each glossary entry's page file name: a slug of its term (day-and-night)."""
+    return slugs(terms)
 
 
 def rule_files(rules: dict[str, str]) -> dict[str, str]:
