@@ -190,7 +190,8 @@ def test_pages_are_self_contained_relative_and_escaped(site: Path) -> None:
             if target:
                 assert (path.parent / target).resolve().is_file(), (path, link)
         assert all("src" not in s for s in page.scripts), path  # inline only
-        assert len(page.scripts) == (1 if path == site / "index.html" else 0), path
+        scripted = path in {site / "index.html", site / "search.html"}
+        assert len(page.scripts) == (1 if scripted else 0), path
     text = (site / "index.html").read_text(encoding="utf-8")
     assert '<ul id="card-list">' in text
     assert '<a href="cards/rift-bolt.html">Rift Bolt</a>' in text  # readable without JavaScript
@@ -272,8 +273,9 @@ def test_two_builds_are_byte_identical(dataset: Path, site: Path, tmp_path: Path
     report = build_site(dataset, again)
     assert not report.full
     assert report.written == ()
-    assert report.rendered == 7  # the index, the feed, the runs' index and pages, the rules'
-    # index and the stylesheet: what every build makes
+    searched = len(list((again / "search").iterdir()))
+    assert report.rendered == 8 + searched  # the index, the feed, the runs' index and pages,
+    # the rules' index, the stylesheet, the search page and its index: what every build makes
     assert {p: p.stat().st_mtime_ns for p in again.rglob("*") if p.is_file()} == before
 
 
@@ -296,11 +298,15 @@ def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
     )
     report = build_site(out, folder)
     assert not report.full
-    assert set(report.written) == {
+    searched = {w for w in report.written if w.startswith("search/")}
+    assert searched <= {"search/w-do.js", "search/w-no.js"}  # the words it changed
+    assert set(report.written) - searched == {
         "cards/rift-bolt.html", "index.html", "runs/4.html", "runs/index.html", "feed.xml",
     }  # fmt: skip
-    assert report.rendered == 10  # those five, runs 1 to 3, the rules' index, the stylesheet
+    assert report.rendered == 11 + len(list((folder / "search").iterdir()))  # those five, runs
+    # 1 to 3, the rules' index, the stylesheet, the search page and its index
     changed = {str(p.relative_to(folder)) for p, t in mtimes.items() if p.stat().st_mtime_ns != t}
+    changed -= searched
     assert changed == {
         "cards/rift-bolt.html",
         "index.html",
@@ -721,3 +727,107 @@ def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path:
             assert not re.search(r"(?<!\\)<(script>alert|img src=x)", text), path
     pages = "".join(p.read_text("utf-8") for p in site.rglob("*.html"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages  # shown, as text
+
+
+@pytest.fixture(scope="module")
+def judge_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of the real TSP and PLC sets (Rift Bolt, Dichotomancy) and two rules releases."""
+    if not (TSP.is_file() and RULES.is_dir()):
+        pytest.skip("../shared/realdata is not beside this checkout")
+    root = tmp_path_factory.mktemp("judge")
+    (root / "sets").mkdir()
+    for name in ("TSP.json", "PLC.json"):
+        shutil.copy(TSP.parent / name, root / "sets" / name)
+    (root / "rules").mkdir()
+    shutil.copy(RULES / "2023-11-17.txt", root / "rules")
+    ingest([root / "sets", root / "rules"], out=root / "normalized")
+    (root / "rules" / "2023-11-17.txt").unlink()
+    shutil.copy(RULES / "2024-02-06.txt", root / "rules")
+    ingest([root / "rules"], out=root / "normalized")
+    build_site(root / "normalized", root / "site")
+    return root / "site"
+
+
+# Put in a copy of a page: once it is loaded, run STEPS (JavaScript), then write what it found
+# into the page's title, where --dump-dom shows it.
+_HOOK = '<script>window.addEventListener("load", function () {{ {steps} }});</script></body>'
+# Type WORDS into the search box as a person would (an input event per key), then open
+# the first result whose address holds WANTED.
+_TYPE = """
+var q = document.getElementById("find-q"), words = {words};
+q.focus(); q.value = "";
+for (var i = 0; i < words.length; i++) {{
+  q.value += words[i]; q.dispatchEvent(new Event("input", {{bubbles: true}}));
+}}
+var tries = 0, wait = setInterval(function () {{
+  var found = Array.prototype.filter.call(document.querySelectorAll("ol.found a"),
+    function (a) {{ return a.getAttribute("href").indexOf({wanted}) >= 0; }});
+  if (found.length || ++tries > 100) {{ clearInterval(wait); if (found.length) found[0].click(); }}
+}}, 50);
+"""
+
+
+def _hooked(folder: Path, page: str, steps: str) -> str:
+    """A copy of PAGE (beside it, so its links hold) that runs STEPS once loaded; its URL."""
+    source = folder / page
+    copy = source.with_name(f"hooked-{source.name}")
+    text = source.read_text(encoding="utf-8")
+    copy.write_text(text.replace("</body>", _HOOK.format(steps=steps)), encoding="utf-8")
+    return f"file://{copy}"
+
+
+def _browse(url: str, width: int = 1280) -> str:
+    """The page's DOM once its scripts ran and what they opened has loaded."""
+    return _chromium(url, "--dump-dom", "--virtual-time-budget=15000", f"--window-size={width},900")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_search_in_headless_chromium(judge_site: Path, tmp_path: Path) -> None:
+    """Typed into the search: a word of rulings and rules, a rule number, a translated name.
+
+    `suspend` finds the suspend rules and the cards whose rulings say it, and opens 702.62a;
+    `702.62a` opens the rule; `dichotomagie` (Dichotomancy's German name) opens the card.
+    The address's #q= is read on load and followed when it changes.
+    """
+    folder = tmp_path / "site"
+    shutil.copytree(judge_site, folder)
+    for words, wanted, heading in (
+        ("suspend", "rules/702.62a.html", "Rule 702.62a"),
+        ("702.62a", "rules/702.62a.html", "Rule 702.62a"),
+        ("dichotomagie", "cards/dichotomancy.html", "Dichotomancy"),
+    ):
+        steps = _TYPE.format(words=json.dumps(words), wanted=json.dumps(wanted))
+        dom = _browse(_hooked(folder, "search.html", steps))
+        assert re.search(rf"<h1>{re.escape(heading)}\b", dom), (words, dom[:2000])
+    found = _browse(f"file://{folder / 'search.html'}#q=suspend")
+    assert '<a href="rules/702.62a.html">702.62a Suspend</a>' in found
+    assert '<a href="cards/rift-bolt.html">Rift Bolt</a>' in found  # its rulings say suspend
+    assert re.search(r'<p id="status"[^>]*>\d+ found</p>', found)
+    steps = 'location.hash = "#q=dichotomagie";'  # the address changes on an open page
+    moved = _browse(_hooked(folder, "search.html", steps) + "#q=suspend")
+    assert '<a href="cards/dichotomancy.html">Dichotomancy</a>' in moved
+    assert "702.62a Suspend" not in moved
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_a_rules_release_in_headless_chromium(judge_site: Path, tmp_path: Path) -> None:
+    """The 2024-02-02 release page opened, its first substantive change's rule link followed."""
+    folder = tmp_path / "site"
+    shutil.copytree(judge_site, folder)
+    page = _browse(f"file://{folder / 'releases' / '2024-02-02.html'}")
+    assert "<h1>Comprehensive Rules as of 2024-02-02</h1>" in page
+    steps = 'document.querySelector("#changes article h3 a.rule").click();'
+    opened = _browse(_hooked(folder, "releases/2024-02-02.html", steps))
+    first = re.search(
+        r'<section id="changes">.*?<h3>Rule <a class="rule" href="[^"]+">([^<]+)', page, re.DOTALL
+    )
+    assert first is not None
+    assert f"<h1>Rule {first.group(1)}" in opened

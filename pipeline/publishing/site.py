@@ -41,6 +41,7 @@ from pipeline.publishing.site_pages import (
     rule_page,
 )
 from pipeline.publishing.site_releases import Release, change_marks, releases
+from pipeline.publishing.site_search import search_files
 from pipeline.publishing.site_tables import plain_rows, rule_order
 from pipeline.publishing.templating import Links, render, template_sources
 from pipeline.reading.read import escaped
@@ -230,6 +231,9 @@ class _Build:
             "feed.xml", "feed.xml", feed=feed(data, items[:FEED_ENTRIES], SiteLinks(data, ""))
         )
         self._file("assets/site.css", _asset("site.css"))
+        self._page("search.html", "search.html", root="")
+        for path, content in search_files(data).items():
+            self._file(path, content)
         removed = self._remove_stale()
         manifest = {
             "format": _FORMAT,

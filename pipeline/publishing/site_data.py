@@ -33,6 +33,7 @@ from pipeline.publishing.dataset import (
     require_dataset,
     rule_histories,
     rule_titles,
+    translated_names,
 )
 from pipeline.publishing.sections import section_titles
 from pipeline.publishing.site_tables import (
@@ -59,12 +60,22 @@ from pipeline.storage import store
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
     from pathlib import Path
 
 _HISTORY = ["run", "card", "source", "text_hash", "effective_date", "as_of", "text", "rule_id"]
 _TITLE = 60  # characters: a section title is a few words
-_RULINGS = ["text_hash", "card", "effective_date", "rule_id", "text", "lang", "kind", "current"]
+_RULINGS = [
+    "text_hash",
+    "card",
+    "card_printed",
+    "effective_date",
+    "rule_id",
+    "text",
+    "lang",
+    "kind",
+    "current",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +143,8 @@ class SiteData:
     cited: dict[str, tuple[str, ...]]  # card -> rule numbers its rulings cite
     texts: dict[str, str]  # the texts of originals, translations and replacements, by hash
     events: pa.Table  # every run's changes but first sightings, plain types
+    rulings: pa.Table  # every ruling, rule and glossary entry, weighed (today.py)
+    translated_names: Mapping[str, str]  # each translated name with its card's English name
 
     def iter_histories(
         self, cards: set[str]
@@ -247,6 +260,8 @@ def load_site(out: Path) -> SiteData:
         cited=citations(rulings),
         texts=texts,
         events=events,
+        rulings=rulings,
+        translated_names=translated_names(version),
     )
 
 
