@@ -831,3 +831,80 @@ def test_a_rules_release_in_headless_chromium(judge_site: Path, tmp_path: Path) 
     )
     assert first is not None
     assert f"<h1>Rule {first.group(1)}" in opened
+
+
+@pytest.mark.parametrize("which", ["site", "judge_site"])
+def test_a_card_has_one_count_of_its_rulings_today(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    """The index's number beside each card is its page's "Rulings today (N)".
+
+    Translations and rulings only staler sources carry are shown apart on the page, and
+    counted apart from it on both.
+    """
+    folder: Path = request.getfixturevalue(which)
+    index = (folder / "index.html").read_text(encoding="utf-8")
+    listed = re.findall(r'<a href="cards/([^"]+)">[^<]*</a> <span class="n">(\d+)</span>', index)
+    assert len(listed) > 100
+    for slug, count in listed:
+        page = (folder / "cards" / slug).read_text(encoding="utf-8")
+        found = re.search(r"<h2>Rulings today \((\d+)\)</h2>", page)
+        assert found is not None, slug
+        assert found.group(1) == count, slug
+
+
+def test_a_card_page_marks_its_latest_change_and_folds_redatings(
+    history: tuple[Path, Path],
+) -> None:
+    """Run 3's two amendments of Rift Bolt's rulings are marked, each with its word diff.
+
+    No re-dating is repeated at length; the place for the Oracle text is there, marked.
+    """
+    page = (history[1] / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
+    today = page[page.index('<section id="today">') : page.index("</section>")]
+    assert today.count('<span class="badge warn">amended in run 3</span>') == 2
+    assert "face up<ins>, always.</ins>" in today or "<ins>up, always.</ins>" in today
+    assert "<time>" in today
+    template = Path(__file__).parent.parent / "pipeline" / "publishing" / "templates"
+    assert "ORACLE TEXT" in (template / "card.html").read_text(encoding="utf-8")
+    assert "Re-dated " not in page.split('id="earlier"', 1)[-1]  # folded above, if any
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_a_card_page_on_a_phone(judge_site: Path, tmp_path: Path) -> None:
+    """Rift Bolt's page 390 px wide: nothing scrolls sideways, no date wraps, search on top.
+
+    Headless Chromium opens no window narrower than 500 px: the page is measured in a frame
+    390 px wide, and tells the page around it (postMessage) what it measured.
+    """
+    folder = tmp_path / "site"
+    shutil.copytree(judge_site, folder)
+    steps = """
+    var wide = document.documentElement.scrollWidth, seen = window.innerWidth;
+    var broken = Array.prototype.filter.call(document.querySelectorAll("time"),
+      function (t) { return t.getClientRects().length > 1; });
+    var box = document.getElementById("find-q").getBoundingClientRect();
+    parent.postMessage([wide, seen, broken.length, Math.round(box.top)].join(" "), "*");
+    """
+    phone = folder / "phone.html"
+    for page in ("cards/rift-bolt.html", "index.html", "releases/2024-02-02.html"):
+        hooked = _hooked(folder, page, steps).removeprefix(f"file://{folder}/")
+        phone.write_text(
+            f'<!DOCTYPE html><html><body style="margin:0"><iframe src="{hooked}" '
+            'style="width:390px;height:844px;border:0"></iframe><script>'
+            'addEventListener("message", function (e) { document.body.setAttribute('
+            '"data-measured", e.data); });</script></body></html>',
+            encoding="utf-8",
+        )
+        dom = _browse(f"file://{phone}")
+        measured = re.search(r'data-measured="(\d+) (\d+) (\d+) (-?\d+)"', dom)
+        assert measured is not None, page
+        wide, seen, broken, top = map(int, measured.groups())
+        assert seen == 390, page
+        assert wide <= seen, (page, wide, seen)
+        assert broken == 0, page
+        assert 0 <= top < 200, (page, top)

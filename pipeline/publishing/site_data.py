@@ -84,7 +84,7 @@ class CardRow:
 
     name: str
     slug: str
-    rulings: int  # its current rulings, in every language
+    rulings: int  # its rulings in force today, as its page counts them (translations apart)
     langs: tuple[str, ...]  # the languages of its current rulings
     rule_change: bool  # some run changed its rulings with a rule change
     stale: bool  # some translation of its rulings translates an English ruling gone since
@@ -234,7 +234,7 @@ def load_site(out: Path) -> SiteData:
             by_card[row["card"]].append(row)
     stale = {c for c, rows in by_card.items() if any(r["original_current"] is False for r in rows)}
     ruled = set(strings(events.filter(events["rule_change"])["card"].drop_null()))
-    counts = current_counts(rulings)
+    counts = current_counts(rulings, {r["text_hash"] for r in translations})
     cards = tuple(
         CardRow(name, slug_of[name], *counts.get(name, (0, ())), name in ruled, name in stale)
         for name in sorted(slug_of)
