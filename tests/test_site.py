@@ -517,6 +517,21 @@ def test_rules_index_by_section_glossary_and_cross_references(rules_site: Path) 
 
 
 @needs_rules
+def test_a_run_page_links_its_rule_changes(rules_site: Path) -> None:
+    """Run 2's rules groups name and link their rules, never "(no card)"; one narrow bar."""
+    page = (rules_site / "runs" / "2.html").read_text(encoding="utf-8")
+    assert "(no card)" not in page
+    assert (
+        'Rule <a class="rule" href="../rules/702.62a.html">702.62a</a> (comprehensive_rules)'
+        in page
+    )
+    assert re.search(r'Rule <a class="rule" href="../rules/701.34d.html">701.34d</a> \u2192 ', page)
+    assert 'Glossary entry <a class="rule" href="../glossary/day.html">Day</a>' in page
+    [width] = re.findall(r'<rect class="bar" x="[^"]+" y="[^"]+" width="([^"]+)"', page)
+    assert float(width) < 50
+
+
+@needs_rules
 def test_rules_changes_are_news(rules_site: Path) -> None:
     """The feed has the release and each substantive rule change, titled by the rule, stable ids.
 
