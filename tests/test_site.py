@@ -190,7 +190,8 @@ def test_pages_are_self_contained_relative_and_escaped(site: Path) -> None:
             if target:
                 assert (path.parent / target).resolve().is_file(), (path, link)
         assert all("src" not in s for s in page.scripts), path  # inline only
-        assert len(page.scripts) == (1 if path == site / "index.html" else 0), path
+        scripted = path in {site / "index.html", site / "search.html"}
+        assert len(page.scripts) == (1 if scripted else 0), path
     text = (site / "index.html").read_text(encoding="utf-8")
     assert '<ul id="card-list">' in text
     assert '<a href="cards/rift-bolt.html">Rift Bolt</a>' in text  # readable without JavaScript
@@ -272,8 +273,9 @@ def test_two_builds_are_byte_identical(dataset: Path, site: Path, tmp_path: Path
     report = build_site(dataset, again)
     assert not report.full
     assert report.written == ()
-    assert report.rendered == 7  # the index, the feed, the runs' index and pages, the rules'
-    # index and the stylesheet: what every build makes
+    searched = len(list((again / "search").iterdir()))
+    assert report.rendered == 8 + searched  # the index, the feed, the runs' index and pages,
+    # the rules' index, the stylesheet, the search page and its index: what every build makes
     assert {p: p.stat().st_mtime_ns for p in again.rglob("*") if p.is_file()} == before
 
 
@@ -296,11 +298,15 @@ def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
     )
     report = build_site(out, folder)
     assert not report.full
-    assert set(report.written) == {
+    searched = {w for w in report.written if w.startswith("search/")}
+    assert searched <= {"search/w-do.js", "search/w-no.js"}  # the words it changed
+    assert set(report.written) - searched == {
         "cards/rift-bolt.html", "index.html", "runs/4.html", "runs/index.html", "feed.xml",
     }  # fmt: skip
-    assert report.rendered == 10  # those five, runs 1 to 3, the rules' index, the stylesheet
+    assert report.rendered == 11 + len(list((folder / "search").iterdir()))  # those five, runs
+    # 1 to 3, the rules' index, the stylesheet, the search page and its index
     changed = {str(p.relative_to(folder)) for p, t in mtimes.items() if p.stat().st_mtime_ns != t}
+    changed -= searched
     assert changed == {
         "cards/rift-bolt.html",
         "index.html",
@@ -442,6 +448,111 @@ def test_rule_pages(rules: Path, tmp_path: Path) -> None:
         '<li>Renumbered to <a href="../rules/701.34f.html">701.34f</a>, as of 2024-02-02'
         in renumbered
     )
+
+
+@pytest.fixture(scope="module")
+def rules_site(rules: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of the two real rules releases, built once."""
+    folder = tmp_path_factory.mktemp("rules-site") / "site"
+    build_site(rules, folder)
+    return folder
+
+
+@needs_rules
+def test_a_page_per_rules_release(rules_site: Path) -> None:
+    """The 2024-02-02 release: substantive changes first with word diffs, the rest folded.
+
+    702.62a's amendment is a substantive change, marked word by word; 701.34d -> 701.34e is in
+    the renumbered list; 104.6, whose only change is "rule 723" -> "rule 724", is among the
+    cross-reference updates; every rule number is a link to a page that exists.
+    """
+    path = rules_site / "releases" / "2024-02-02.html"
+    page = _page(path)
+    changes, renumbered = page.sections["changes"], page.sections["renumbered"]
+    html = path.read_text(encoding="utf-8")
+    assert "702.62a (Suspend) amended" in " ".join(changes.split())
+    assert "<ins>you may</ins> play it" in html
+    assert "701.34d → 701.34e" in renumbered
+    assert "702.62a" not in page.sections["references"]
+    assert re.search(r'href="../rules/104.6.html">104.6</a>: <del>723,</del> <ins>724,</ins>', html)
+    assert (
+        html.index('id="changes"') < html.index('id="renumbered"') < html.index('id="references"')
+    )
+    rule_links = [link for link in page.links if "/rules/" in link]
+    assert len(rule_links) > 180
+    for link in rule_links:
+        assert (path.parent / link.split("#")[0]).is_file(), link
+    rule = (rules_site / "rules" / "702.62a.html").read_text(encoding="utf-8")
+    assert '<a href="../releases/2024-02-02.html">the release</a>' in rule
+
+
+@needs_rules
+def test_rules_index_by_section_glossary_and_cross_references(rules_site: Path) -> None:
+    """The rules' index by chapter and section with change marks; glossary pages; links.
+
+    "7. Additional Rules" holds "702. Keyword Abilities", whose page lists 702.62a marked
+    "amended 2024-02-02"; a rule's page names its chapter and section; the glossary entry
+    "Day" has a page, and "Prototype Card"'s "See rule 718" links the section's page.
+    """
+    index = (rules_site / "rules" / "index.html").read_text(encoding="utf-8")
+    assert '<h3 id="c7">7. Additional Rules</h3>' in index
+    assert re.search(
+        r'<a href="702.html">702. Keyword Abilities</a> <span class="n">\d+ rules</span> '
+        r'<span class="badge warn">\d+ changed</span>',
+        index,
+    )
+    section = (rules_site / "rules" / "702.html").read_text(encoding="utf-8")
+    assert re.search(
+        r'<a href="../rules/702.62a.html">702.62a</a> Suspend is [^<]*<a class="badge warn" '
+        r'href="../releases/2024-02-02.html">amended 2024-02-02</a>',
+        section,
+    )
+    rule = (rules_site / "rules" / "702.62a.html").read_text(encoding="utf-8")
+    assert (
+        '<a href="index.html#c7">7. Additional Rules</a> \u203a <a href="../rules/702.html">'
+        in rule
+    )
+    day = (rules_site / "glossary" / "day.html").read_text(encoding="utf-8")
+    assert "<h1>Glossary: Day</h1>" in day
+    prototype = (rules_site / "glossary" / "prototype-card.html").read_text(encoding="utf-8")
+    assert 'See rule <a class="rule" href="../rules/718.html">718</a>, “Prototype' in prototype
+    glossary = (rules_site / "glossary" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="../glossary/day.html">Day</a>' in glossary
+
+
+@needs_rules
+def test_a_run_page_links_its_rule_changes(rules_site: Path) -> None:
+    """Run 2's rules groups name and link their rules, never "(no card)"; one narrow bar."""
+    page = (rules_site / "runs" / "2.html").read_text(encoding="utf-8")
+    assert "(no card)" not in page
+    assert (
+        'Rule <a class="rule" href="../rules/702.62a.html">702.62a</a> (comprehensive_rules)'
+        in page
+    )
+    assert re.search(r'Rule <a class="rule" href="../rules/701.34d.html">701.34d</a> \u2192 ', page)
+    assert 'Glossary entry <a class="rule" href="../glossary/day.html">Day</a>' in page
+    [width] = re.findall(r'<rect class="bar" x="[^"]+" y="[^"]+" width="([^"]+)"', page)
+    assert float(width) < 50
+
+
+@needs_rules
+def test_rules_changes_are_news(rules_site: Path) -> None:
+    """The feed has the release and each substantive rule change, titled by the rule, stable ids.
+
+    The home page's latest changes show them too.
+    """
+    entries = _feed(rules_site).findall(f"{ATOM}entry")
+    titles = [str(e.findtext(f"{ATOM}title")) for e in entries]
+    assert titles[0].startswith("Comprehensive Rules as of 2024-02-02: ")
+    assert any(t.startswith("Rule 702.62a (Suspend) amended: ") for t in titles)
+    ids = [str(e.findtext(f"{ATOM}id")) for e in entries]
+    assert len(set(ids)) == len(ids)
+    for entry in entries:
+        [link] = entry.findall(f"{ATOM}link")
+        assert (rules_site / str(link.get("href")).split("#")[0]).is_file()
+    latest = _page(rules_site / "index.html").sections["latest"]
+    assert "Comprehensive Rules as of 2024-02-02" in latest
+    assert "702.62a" in latest
 
 
 @needs_rules
@@ -635,3 +746,184 @@ def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path:
             assert not re.search(r"(?<!\\)<(script>alert|img src=x)", text), path
     pages = "".join(p.read_text("utf-8") for p in site.rglob("*.html"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages  # shown, as text
+
+
+@pytest.fixture(scope="module")
+def judge_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of the real TSP and PLC sets (Rift Bolt, Dichotomancy) and two rules releases."""
+    if not (TSP.is_file() and RULES.is_dir()):
+        pytest.skip("../shared/realdata is not beside this checkout")
+    root = tmp_path_factory.mktemp("judge")
+    (root / "sets").mkdir()
+    for name in ("TSP.json", "PLC.json"):
+        shutil.copy(TSP.parent / name, root / "sets" / name)
+    (root / "rules").mkdir()
+    shutil.copy(RULES / "2023-11-17.txt", root / "rules")
+    ingest([root / "sets", root / "rules"], out=root / "normalized")
+    (root / "rules" / "2023-11-17.txt").unlink()
+    shutil.copy(RULES / "2024-02-06.txt", root / "rules")
+    ingest([root / "rules"], out=root / "normalized")
+    build_site(root / "normalized", root / "site")
+    return root / "site"
+
+
+# Put in a copy of a page: once it is loaded, run STEPS (JavaScript), then write what it found
+# into the page's title, where --dump-dom shows it.
+_HOOK = '<script>window.addEventListener("load", function () {{ {steps} }});</script></body>'
+# Type WORDS into the search box as a person would (an input event per key), then open
+# the first result whose address holds WANTED.
+_TYPE = """
+var q = document.getElementById("find-q"), words = {words};
+q.focus(); q.value = "";
+for (var i = 0; i < words.length; i++) {{
+  q.value += words[i]; q.dispatchEvent(new Event("input", {{bubbles: true}}));
+}}
+var tries = 0, wait = setInterval(function () {{
+  var found = Array.prototype.filter.call(document.querySelectorAll("ol.found a"),
+    function (a) {{ return a.getAttribute("href").indexOf({wanted}) >= 0; }});
+  if (found.length || ++tries > 100) {{ clearInterval(wait); if (found.length) found[0].click(); }}
+}}, 50);
+"""
+
+
+def _hooked(folder: Path, page: str, steps: str) -> str:
+    """A copy of PAGE (beside it, so its links hold) that runs STEPS once loaded; its URL."""
+    source = folder / page
+    copy = source.with_name(f"hooked-{source.name}")
+    text = source.read_text(encoding="utf-8")
+    copy.write_text(text.replace("</body>", _HOOK.format(steps=steps)), encoding="utf-8")
+    return f"file://{copy}"
+
+
+def _browse(url: str, width: int = 1280) -> str:
+    """The page's DOM once its scripts ran and what they opened has loaded."""
+    return _chromium(url, "--dump-dom", "--virtual-time-budget=15000", f"--window-size={width},900")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_search_in_headless_chromium(judge_site: Path, tmp_path: Path) -> None:
+    """Typed into the search: a word of rulings and rules, a rule number, a translated name.
+
+    `suspend` finds the suspend rules and the cards whose rulings say it, and opens 702.62a;
+    `702.62a` opens the rule; `dichotomagie` (Dichotomancy's German name) opens the card.
+    The address's #q= is read on load and followed when it changes.
+    """
+    folder = tmp_path / "site"
+    shutil.copytree(judge_site, folder)
+    for words, wanted, heading in (
+        ("suspend", "rules/702.62a.html", "Rule 702.62a"),
+        ("702.62a", "rules/702.62a.html", "Rule 702.62a"),
+        ("dichotomagie", "cards/dichotomancy.html", "Dichotomancy"),
+    ):
+        steps = _TYPE.format(words=json.dumps(words), wanted=json.dumps(wanted))
+        dom = _browse(_hooked(folder, "search.html", steps))
+        assert re.search(rf"<h1>{re.escape(heading)}\b", dom), (words, dom[:2000])
+    found = _browse(f"file://{folder / 'search.html'}#q=suspend")
+    assert '<a href="rules/702.62a.html">702.62a Suspend</a>' in found
+    assert '<a href="cards/rift-bolt.html">Rift Bolt</a>' in found  # its rulings say suspend
+    assert re.search(r'<p id="status"[^>]*>\d+ found</p>', found)
+    steps = 'location.hash = "#q=dichotomagie";'  # the address changes on an open page
+    moved = _browse(_hooked(folder, "search.html", steps) + "#q=suspend")
+    assert '<a href="cards/dichotomancy.html">Dichotomancy</a>' in moved
+    assert "702.62a Suspend" not in moved
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_a_rules_release_in_headless_chromium(judge_site: Path, tmp_path: Path) -> None:
+    """The 2024-02-02 release page opened, its first substantive change's rule link followed."""
+    folder = tmp_path / "site"
+    shutil.copytree(judge_site, folder)
+    page = _browse(f"file://{folder / 'releases' / '2024-02-02.html'}")
+    assert "<h1>Comprehensive Rules as of 2024-02-02</h1>" in page
+    steps = 'document.querySelector("#changes article h3 a.rule").click();'
+    opened = _browse(_hooked(folder, "releases/2024-02-02.html", steps))
+    first = re.search(
+        r'<section id="changes">.*?<h3>Rule <a class="rule" href="[^"]+">([^<]+)', page, re.DOTALL
+    )
+    assert first is not None
+    assert f"<h1>Rule {first.group(1)}" in opened
+
+
+@pytest.mark.parametrize("which", ["site", "judge_site"])
+def test_a_card_has_one_count_of_its_rulings_today(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    """The index's number beside each card is its page's "Rulings today (N)".
+
+    Translations and rulings only staler sources carry are shown apart on the page, and
+    counted apart from it on both.
+    """
+    folder: Path = request.getfixturevalue(which)
+    index = (folder / "index.html").read_text(encoding="utf-8")
+    listed = re.findall(r'<a href="cards/([^"]+)">[^<]*</a> <span class="n">(\d+)</span>', index)
+    assert len(listed) > 100
+    for slug, count in listed:
+        page = (folder / "cards" / slug).read_text(encoding="utf-8")
+        found = re.search(r"<h2>Rulings today \((\d+)\)</h2>", page)
+        assert found is not None, slug
+        assert found.group(1) == count, slug
+
+
+def test_a_card_page_marks_its_latest_change_and_folds_redatings(
+    history: tuple[Path, Path],
+) -> None:
+    """Run 3's two amendments of Rift Bolt's rulings are marked, each with its word diff.
+
+    No re-dating is repeated at length; the place for the Oracle text is there, marked.
+    """
+    page = (history[1] / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
+    today = page[page.index('<section id="today">') : page.index("</section>")]
+    assert today.count('<span class="badge warn">amended in run 3</span>') == 2
+    assert "face up<ins>, always.</ins>" in today or "<ins>up, always.</ins>" in today
+    assert "<time>" in today
+    template = Path(__file__).parent.parent / "pipeline" / "publishing" / "templates"
+    assert "ORACLE TEXT" in (template / "card.html").read_text(encoding="utf-8")
+    assert "Re-dated " not in page.split('id="earlier"', 1)[-1]  # folded above, if any
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_a_card_page_on_a_phone(judge_site: Path, tmp_path: Path) -> None:
+    """Rift Bolt's page 390 px wide: nothing scrolls sideways, no date wraps, search on top.
+
+    Headless Chromium opens no window narrower than 500 px: the page is measured in a frame
+    390 px wide, and tells the page around it (postMessage) what it measured.
+    """
+    folder = tmp_path / "site"
+    shutil.copytree(judge_site, folder)
+    steps = """
+    var wide = document.documentElement.scrollWidth, seen = window.innerWidth;
+    var broken = Array.prototype.filter.call(document.querySelectorAll("time"),
+      function (t) { return t.getClientRects().length > 1; });
+    var box = document.getElementById("find-q").getBoundingClientRect();
+    parent.postMessage([wide, seen, broken.length, Math.round(box.top)].join(" "), "*");
+    """
+    phone = folder / "phone.html"
+    for page in ("cards/rift-bolt.html", "index.html", "releases/2024-02-02.html"):
+        hooked = _hooked(folder, page, steps).removeprefix(f"file://{folder}/")
+        phone.write_text(
+            f'<!DOCTYPE html><html><body style="margin:0"><iframe src="{hooked}" '
+            'style="width:390px;height:844px;border:0"></iframe><script>'
+            'addEventListener("message", function (e) { document.body.setAttribute('
+            '"data-measured", e.data); });</script></body></html>',
+            encoding="utf-8",
+        )
+        dom = _browse(f"file://{phone}")
+        measured = re.search(r'data-measured="(\d+) (\d+) (\d+) (-?\d+)"', dom)
+        assert measured is not None, page
+        wide, seen, broken, top = map(int, measured.groups())
+        assert seen == 390, page
+        assert wide <= seen, (page, wide, seen)
+        assert broken == 0, page
+        assert 0 <= top < 200, (page, top)

@@ -197,15 +197,15 @@ def load_rule_history(
     raise UsageError(msg)
 
 
-def rule_histories(version: store.Version) -> dict[str, list[HistoryEntry]]:
-    """Every version of every numbered rule, by number.
+def rule_histories(version: store.Version, kind: str = "rule") -> dict[str, list[HistoryEntry]]:
+    """Every version of every numbered rule (or glossary entry: KIND), by number (or term).
 
     The sightings of rules are those of no card and of kind `rule`; each release of a
     source is a version of it, so a rule a release dropped is gone as of that release.
     """
 
     def rules(part: pa.Table) -> Mask:
-        return pc.and_(pc.is_null(part["card"]), pc.equal(part["kind"], pa.scalar("rule")))
+        return pc.and_(pc.is_null(part["card"]), pc.equal(part["kind"], pa.scalar(kind)))
 
     sightings = version.table("sightings", content=Content(("card", "kind"), rules))
     sightings = sightings.select(_HISTORY_COLUMNS)

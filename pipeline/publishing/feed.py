@@ -1,4 +1,8 @@
-"""The site's Atom feed (RFC 4287): one entry per rule-change group, ids that never change."""
+"""The site's Atom feed (RFC 4287) and the home page's latest changes, ids that never change.
+
+An entry per rule-change group of card rulings, per substantive change of the
+Comprehensive Rules (its title names the rule), and per release (its figures).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from pipeline.publishing.site_data import SiteData, Thread
+    from pipeline.publishing.site_releases import Release, RuleChange
 
 _SHORT = 90
 _NAMED = 5  # cards named in a feed entry's summary
@@ -51,16 +56,46 @@ def _atom_time(day: dt.date) -> str:
     return f"{day.isoformat()}T00:00:00Z"
 
 
-def feed(data: SiteData, threads: list[Thread], links: Links) -> dict[str, Any]:
-    """The feed's id, time and entries: one per rule-change group, ids that never change.
+@dataclass(frozen=True, slots=True)
+class Latest:
+    """One item of the latest changes: a ruling change, a release, or a rule change in one."""
 
-    An entry's id is a UUID of its group id, which hashes what the group is (the change
-    and its texts): the same change keeps its id in every build and every later run.
+    day: dt.date
+    thread: Thread | None = None
+    release: Release | None = None
+    change: RuleChange | None = None
+
+
+def latest(data: SiteData, threads: list[Thread], releases: Iterable[Release]) -> list[Latest]:
+    """Ruling changes and rules changes together, newest first; a release before its changes."""
+    started = {r.run: r.started_at.date() for r in data.runs}
+    items: list[tuple[tuple[dt.date, int, int, str], Latest]] = []
+    for t in threads:
+        day = t.updated or started[t.runs[-1]]
+        items.append(((day, t.runs[-1], 0, t.group.group), Latest(day, thread=t)))
+    for r in releases:
+        day = r.as_of or started[r.runs[-1]]
+        items.append(((day, r.runs[-1], 2, ""), Latest(day, release=r)))
+        for n, c in enumerate(reversed(r.changes)):  # reversed: the order is newest first
+            items.append(((day, r.runs[-1], 1, f"{n:06d}"), Latest(day, release=r, change=c)))
+    return [item for _, item in sorted(items, key=lambda i: i[0], reverse=True)]
+
+
+def feed(data: SiteData, items: list[Latest], links: Links) -> dict[str, Any]:
+    """The feed's id, time and entries (ITEMS, newest first), ids that never change.
+
+    An entry's id is a UUID of its group id (a release's: of its key), which hashes what
+    the group is (the change and its texts): the same change keeps its id in every build
+    and every later run.
     `updated` is the data's date (the as-of date of the version that showed it).
     """
     started = {r.run: r.started_at.date() for r in data.runs}
     entries = []
-    for t in threads:
+    for item in items:
+        if item.thread is None:
+            entries.append(_rules_entry(item, links))
+            continue
+        t = item.thread
         g = t.group
         named = [c for c, _ in t.cards if c]
         cards = ", ".join(named[:_NAMED]) + (" and more" if len(named) > _NAMED else "")
@@ -80,3 +115,27 @@ def feed(data: SiteData, threads: list[Thread], links: Links) -> dict[str, Any]:
     newest = max((e.updated for e in entries), default=_atom_time(latest))
     feed_id = f"urn:uuid:{uuid.uuid5(_ATOM_NAMESPACE, 'feed:' + first)}"
     return {"id": feed_id, "updated": newest, "entries": entries}
+
+
+def _rules_entry(item: Latest, links: Links) -> Entry:
+    """A release's entry (its figures), or one of its substantive rule changes'."""
+    release, change = item.release, item.change
+    assert release is not None
+    href = f"releases/{release.key}.html"
+    if change is None:
+        return Entry(
+            id=f"urn:uuid:{uuid.uuid5(_ATOM_NAMESPACE, 'release:' + release.key)}",
+            title=f"{release.title}: {release.summary}",
+            updated=_atom_time(item.day),
+            href=href,
+            summary=f"{release.title}: {release.summary}.",
+            html=render("feed_release.html", release=release, change=None, links=links).strip(),
+        )
+    return Entry(
+        id=f"urn:uuid:{uuid.uuid5(_ATOM_NAMESPACE, 'rule:' + change.group.group)}",
+        title=f"{change.headline}: {short(change.group.text)}",
+        updated=_atom_time(item.day),
+        href=f"{href}#g-{change.group.group}",
+        summary=f"{change.headline}, in the {release.title}.",
+        html=render("feed_release.html", release=release, change=change, links=links).strip(),
+    )

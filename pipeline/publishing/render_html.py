@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 _BAR_AREA = 880
 _BAR_HEIGHT = 120
 _LABEL_EVERY_MONTH = 24  # up to two years of months are each labelled; beyond, the Januaries
+_WIDEST = 40  # a month's bar at most: a few months are narrow bars, not the whole width
 
 
 def render_html(cs: Changeset, links: Links = NO_LINKS) -> str:
@@ -74,7 +75,7 @@ class Timeline:
 
     bars: tuple[Bar, ...]
     top: int
-    width: int = _BAR_AREA + 60
+    width: int = _BAR_AREA + 60  # the drawing's: the bars' and their axis's
     height: int = _BAR_HEIGHT + 34
     axis: int = _BAR_HEIGHT + 24
 
@@ -97,7 +98,7 @@ def timeline(cs: Changeset) -> Timeline | None:
     while f"{year:04d}-{month:02d}" <= last:
         span.append(f"{year:04d}-{month:02d}")
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)  # noqa: PLR2004
-    width = max(_BAR_AREA / len(span), 2)
+    width = min(max(_BAR_AREA / len(span), 2), _WIDEST)
     top = max(months.values())
     bars = []
     for n, label in enumerate(span):
@@ -114,4 +115,4 @@ def timeline(cs: Changeset) -> Timeline | None:
                 len(span) <= _LABEL_EVERY_MONTH or label.endswith("-01"),
             )
         )
-    return Timeline(tuple(bars), top)
+    return Timeline(tuple(bars), top, width=int(40 + width * len(span) + 60))

@@ -28,8 +28,9 @@ import filelock
 import jinja2
 
 from pipeline.errors import LockBusyError, PipelineError, UsageError
-from pipeline.publishing.feed import feed, newest, short
+from pipeline.publishing.feed import feed, latest, newest, short
 from pipeline.publishing.render_html import summary, timeline
+from pipeline.publishing.sections import Listed, chapters
 from pipeline.publishing.site_data import SiteData, load_site
 from pipeline.publishing.site_files import SiteFolder, UnsafePathError, unsafe
 from pipeline.publishing.site_pages import (
@@ -39,6 +40,8 @@ from pipeline.publishing.site_pages import (
     rule_context,
     rule_page,
 )
+from pipeline.publishing.site_releases import Release, change_marks, releases
+from pipeline.publishing.site_search import search_files
 from pipeline.publishing.site_tables import plain_rows, rule_order
 from pipeline.publishing.templating import Links, render, template_sources
 from pipeline.reading.read import escaped
@@ -46,8 +49,8 @@ from pipeline.reading.read import escaped
 MANIFEST = ".site.json"
 LOCK = ".site.lock"
 _FORMAT = 1
-FEED_ENTRIES = 100  # the newest rule-change groups the feed carries
-LATEST = 20  # the newest rule-change groups the index shows
+FEED_ENTRIES = 100  # the newest changes the feed carries (rule-change groups, rules changes)
+LATEST = 20  # the newest changes the home page shows
 
 
 class SiteLinks(Links):
@@ -62,13 +65,24 @@ class SiteLinks(Links):
         return f"{self._root}cards/{slug}.html" if slug else None
 
     def rule(self, rule_id: str | None) -> str | None:
-        """The rule's page, if the dataset holds the rule."""
+        """The rule's page (a section's: 702), if the dataset holds the rule."""
         file = self._data.rule_files.get(rule_id or "")
+        if file is None and rule_id in self._data.sections:
+            file = rule_id
         return f"{self._root}rules/{file}.html" if file else None
+
+    def glossary(self, term: str | None) -> str | None:
+        """The glossary entry's page, if the dataset holds the entry."""
+        file = self._data.glossary_files.get(term or "")
+        return f"{self._root}glossary/{file}.html" if file else None
 
     def run(self, run: int) -> str | None:
         """The run's page."""
         return f"{self._root}runs/{run}.html"
+
+    def release(self, key: str) -> str | None:
+        """A Comprehensive Rules release's page."""
+        return f"{self._root}releases/{key}.html"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +172,10 @@ class _Build:
         self.written: list[str] = []
         self.rendered = 0
         self.present = _present(folder)
+        self.citing: dict[str, list[str]] = defaultdict(list)  # rule -> cards citing it
+        for card, numbers in sorted(data.cited.items()):
+            for number in numbers:
+                self.citing[number].append(card)
 
     def run(self) -> SiteReport:
         """Build every page, remove the ones no longer made, write the manifest."""
@@ -167,6 +185,7 @@ class _Build:
         )
         self._cards(touched)
         self._rules(rules_read)
+        self._rules(rules_read, "glossary")
         links = SiteLinks(data, "../")
         summaries = {}
         for run in data.runs:
@@ -182,11 +201,20 @@ class _Build:
                 bars=timeline(cs),
             )
         self._page("runs/index.html", "runs.html", root="../", runs=data.runs, summaries=summaries)
-        rules = [(r, short(t)) for r, t in data.rules.items()]
-        self._page("rules/index.html", "rules.html", root="../", rules=rules, files=data.rule_files)
-        threads = newest(data.threads.values(), data)
+        found = releases(data, self.citing)
+        self._contents(found)
+        for n, release in enumerate(found):
+            self._page(
+                f"releases/{release.key}.html",
+                "release.html",
+                root="../",
+                links=links,
+                release=release,
+                previous=found[n - 1] if n else None,
+                next=found[n + 1] if n + 1 < len(found) else None,
+            )
+        items = latest(data, newest(data.threads.values(), data), found)
         langs = sorted({lang for c in data.cards for lang in c.langs})
-        latest = data.runs[-1] if data.runs else None
         self._page(
             "index.html",
             "index.html",
@@ -194,15 +222,18 @@ class _Build:
             links=SiteLinks(data, ""),
             cards=data.cards,
             langs=langs,
-            threads=threads[:LATEST],
+            items=items[:LATEST],
             runs=data.runs,
-            latest=latest,
+            latest=data.runs[-1] if data.runs else None,
             rules=len(data.rules),
         )
         self._page(
-            "feed.xml", "feed.xml", feed=feed(data, threads[:FEED_ENTRIES], SiteLinks(data, ""))
+            "feed.xml", "feed.xml", feed=feed(data, items[:FEED_ENTRIES], SiteLinks(data, ""))
         )
         self._file("assets/site.css", _asset("site.css"))
+        self._page("search.html", "search.html", root="")
+        for path, content in search_files(data).items():
+            self._file(path, content)
         removed = self._remove_stale()
         manifest = {
             "format": _FORMAT,
@@ -246,14 +277,16 @@ class _Build:
             record = card_page(data, name, history, events.get(name, []), langs)
             self._recorded(path, context, record, "card.html", root="../", page=record, links=links)
 
-    def _rules(self, rules_read: bool) -> None:  # noqa: FBT001 - one flag, positional
-        data, todo = self.data, {}
-        citing: dict[str, list[str]] = defaultdict(list)
-        for card, numbers in sorted(data.cited.items()):
-            for number in numbers:
-                citing[number].append(card)
-        for rule in data.rules:
-            path = f"rules/{data.rule_files[rule]}.html"
+    def _rules(self, rules_read: bool, kind: str = "rule") -> None:  # noqa: FBT001 - one flag
+        """The page of each rule (KIND "glossary": of each glossary entry)."""
+        data, todo, citing = self.data, {}, self.citing
+        glossary = kind == "glossary"
+        numbers, files = (
+            (data.glossary, data.glossary_files) if glossary else (data.rules, data.rule_files)
+        )
+        folder = "glossary" if glossary else "rules"
+        for rule in numbers:
+            path = f"{folder}/{files[rule]}.html"
             context = rule_context(data, rule, tuple(citing.get(rule, ())))
             kept = self.reusable.get(path)
             if not rules_read and kept and kept[0] == context and path in self.present:
@@ -262,7 +295,7 @@ class _Build:
                 todo[rule] = (path, context)
         if not todo:
             return
-        histories = data.rule_histories()
+        histories = data.rule_histories(kind)
         changes: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in plain_rows(data.events, data.events.column_names):
             for rule in {row["old_rule_id"], row["new_rule_id"]} - {None}:
@@ -277,7 +310,43 @@ class _Build:
                 changes.get(rule, []),
                 tuple(citing.get(rule, ())),
             )
-            self._recorded(path, context, record, "rule.html", root="../", page=record, links=links)
+            self._recorded(
+                path, context, record, "rule.html", root="../", page=record, links=links, kind=kind
+            )
+
+    def _contents(self, found: tuple[Release, ...]) -> None:
+        """The rules' index by chapter and section, a page per section, the glossary's index."""
+        data, links = self.data, SiteLinks(self.data, "../")
+        marks = change_marks(found)
+        contents = chapters(data.rules, data.sections, marks, short)
+        for chapter in contents:
+            for section in chapter.sections:
+                self._recorded(
+                    f"rules/{section.number}.html",
+                    "",
+                    (chapter.number, chapter.title, section),
+                    "section.html",
+                    root="../",
+                    chapter=chapter,
+                    section=section,
+                    links=links,
+                )
+        self._page(
+            "rules/index.html",
+            "rules.html",
+            root="../",
+            chapters=contents,
+            total=len(data.rules),
+            releases=found,
+            glossary=len(data.glossary),
+            links=links,
+        )
+        if data.glossary:
+            terms = [
+                Listed(t, short(text), *marks.get(t, (None, None)))
+                for t, text in sorted(data.glossary.items(), key=lambda i: (i[0].casefold(), i[0]))
+            ]
+            self._page("glossary/index.html", "glossary.html", root="../", terms=terms, links=links)
 
     def _recorded(
         self,
@@ -358,9 +427,9 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
 
 
 def _present(folder: Path) -> set[str]:
-    """The card and rule pages in FOLDER now (a page deleted by hand is made again)."""
+    """The card, rule and glossary pages in FOLDER now (a page deleted by hand is made again)."""
     found = set()
-    for sub in ("cards", "rules"):
+    for sub in ("cards", "rules", "glossary"):
         with contextlib.suppress(OSError), os.scandir(folder / sub) as entries:
             found |= {f"{sub}/{e.name}" for e in entries if e.name.endswith(".html")}
     return found

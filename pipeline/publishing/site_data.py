@@ -33,11 +33,14 @@ from pipeline.publishing.dataset import (
     require_dataset,
     rule_histories,
     rule_titles,
+    translated_names,
 )
+from pipeline.publishing.sections import section_titles
 from pipeline.publishing.site_tables import (
     citations,
     current_counts,
     freshness,
+    glossary_files,
     in_force_keys,
     languages_of,
     late_rows,
@@ -57,11 +60,22 @@ from pipeline.storage import store
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
     from pathlib import Path
 
 _HISTORY = ["run", "card", "source", "text_hash", "effective_date", "as_of", "text", "rule_id"]
-_RULINGS = ["text_hash", "card", "effective_date", "rule_id", "text", "lang", "kind", "current"]
+_TITLE = 60  # characters: a section title is a few words
+_RULINGS = [
+    "text_hash",
+    "card",
+    "card_printed",
+    "effective_date",
+    "rule_id",
+    "text",
+    "lang",
+    "kind",
+    "current",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +84,7 @@ class CardRow:
 
     name: str
     slug: str
-    rulings: int  # its current rulings, in every language
+    rulings: int  # its rulings in force today, as its page counts them (translations apart)
     langs: tuple[str, ...]  # the languages of its current rulings
     rule_change: bool  # some run changed its rulings with a rule change
     stale: bool  # some translation of its rulings translates an English ruling gone since
@@ -116,6 +130,9 @@ class SiteData:
     slug_of: dict[str, str]
     rules: dict[str, str]  # each rule number held, with its current (else latest) text
     rule_files: dict[str, str]  # each rule number's page file name (without .html)
+    glossary: dict[str, str]  # each glossary term held, with its current (else latest) text
+    glossary_files: dict[str, str]  # each glossary term's page file name (without .html)
+    sections: dict[str, str]  # each three-digit section of the rules with its title ("" if unknown)
     titles: dict[str, str]  # section numbers to titles: 702.62 -> Suspend
     threads: dict[str, Thread]  # the rule-change groups of card rulings, by group id
     card_threads: dict[str, tuple[str, ...]]  # each card's rule-change groups
@@ -126,6 +143,8 @@ class SiteData:
     cited: dict[str, tuple[str, ...]]  # card -> rule numbers its rulings cite
     texts: dict[str, str]  # the texts of originals, translations and replacements, by hash
     events: pa.Table  # every run's changes but first sightings, plain types
+    rulings: pa.Table  # every ruling, rule and glossary entry, weighed (today.py)
+    translated_names: Mapping[str, str]  # each translated name with its card's English name
 
     def iter_histories(
         self, cards: set[str]
@@ -160,9 +179,9 @@ class SiteData:
             found[row["card"]].append(row)
         return found
 
-    def rule_histories(self) -> dict[str, list[HistoryEntry]]:
-        """Every version of every numbered rule, each gone from the release that dropped it."""
-        return rule_histories(self.version)
+    def rule_histories(self, kind: str = "rule") -> dict[str, list[HistoryEntry]]:
+        """Every version of every numbered rule (glossary entry: KIND), by number (term)."""
+        return rule_histories(self.version, kind)
 
     def touched(self, since: int) -> tuple[set[str], bool]:
         """The cards whose history runs after SINCE may have changed, and whether rules did.
@@ -215,12 +234,13 @@ def load_site(out: Path) -> SiteData:
             by_card[row["card"]].append(row)
     stale = {c for c, rows in by_card.items() if any(r["original_current"] is False for r in rows)}
     ruled = set(strings(events.filter(events["rule_change"])["card"].drop_null()))
-    counts = current_counts(rulings)
+    counts = current_counts(rulings, {r["text_hash"] for r in translations})
     cards = tuple(
         CardRow(name, slug_of[name], *counts.get(name, (0, ())), name in ruled, name in stale)
         for name in sorted(slug_of)
     )
     rules = rule_texts(rulings)
+    glossary = rule_texts(rulings, "glossary")
     return SiteData(
         version=version,
         runs=tuple(runs),
@@ -228,7 +248,10 @@ def load_site(out: Path) -> SiteData:
         slug_of=slug_of,
         rules=rules,
         rule_files=rule_files(rules),
-        titles=rule_titles(rulings),
+        glossary=glossary,
+        glossary_files=glossary_files(glossary),
+        sections=section_titles(rules, [*rules.values(), *glossary.values()]),
+        titles={n: t for n, t in rule_titles(rulings).items() if _is_title(t)},
         threads=threads,
         card_threads=card_threads,
         translations={card: tuple(rows) for card, rows in by_card.items()},
@@ -237,6 +260,8 @@ def load_site(out: Path) -> SiteData:
         cited=citations(rulings),
         texts=texts,
         events=events,
+        rulings=rulings,
+        translated_names=translated_names(version),
     )
 
 
@@ -277,6 +302,11 @@ def _runs(
             )
         )
     return runs
+
+
+def _is_title(text: str) -> bool:
+    """Whether a section number's text is a title ("Suspend"), not a rule (722.1's sentence)."""
+    return len(text) <= _TITLE and not text.rstrip().endswith((".", ":", ")"))
 
 
 def _published(path: str) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.diffing.diff import ChangeType
 from pipeline.publishing.dataset import original_fates
+from pipeline.publishing.sections import CHAPTERS
 
 if TYPE_CHECKING:
     from pipeline.diffing.history import HistoryEntry
@@ -48,6 +49,8 @@ class Current:
     fresh: bool  # a freshest source carries it
     since: dt.date | None  # the as-of date of the version it first came in
     since_run: int
+    amended: str | None = None  # the text it amended, where the last run made it so
+    latest: bool = False  # it came in (new or amended) with the card's latest change
 
     @property
     def where(self) -> str:
@@ -102,6 +105,8 @@ class CardPage:
     translations: tuple[Translated, ...]
     cited: tuple[str, ...]
     links: tuple[tuple[str, str | None], ...]  # the cards and rules it links, and where
+    redated: tuple[Earlier, ...] = ()  # versions only re-dated, folded into one line
+    last_run: int = 0  # the latest run that changed the card (0: none since first seen)
 
     @property
     def fresh(self) -> tuple[Current, ...]:
@@ -161,12 +166,26 @@ def card_page(
             translated.append(_translated(entry, lang, linked[entry.text_hash], data, fates))
         else:
             current[entry.text_hash].append(entry)
+    # "New" is of the card's own latest change, not of the dataset's last run: a run that
+    # leaves the card alone leaves its page alone (card_context need not hold the run).
+    last = max((e["run"] for e in events), default=0)
+    amended = {
+        (e["new_text_hash"], e["run"]): e["old_text"]
+        for e in events
+        if e["change"] == ChangeType.AMENDED.value and e["run"] == last
+    }
     rulings = [
-        _current(held, langs.get((name, h), "und"), freshest, in_force)
+        _current(held, langs.get((name, h), "und"), freshest, in_force, (last, amended))
         for h, held in current.items()
     ]
     rulings.sort(key=lambda c: (not c.fresh, c.date or _NO_DATE, c.text))
     earlier = _one_per_ruling(earlier)
+    redated = sorted(
+        (e for e in earlier if e.fate == ChangeType.REDATED.value),
+        key=lambda e: (e.until or _NO_DATE, e.until_run, e.text),
+        reverse=True,
+    )
+    earlier = [e for e in earlier if e.fate != ChangeType.REDATED.value]
     earlier.sort(key=lambda e: (e.source, e.text, e.date or _NO_DATE))
     earlier.sort(key=lambda e: (e.until or _NO_DATE, e.until_run), reverse=True)  # newest first
     threads = tuple(data.threads[g] for g in data.card_threads.get(name, ()))
@@ -189,6 +208,8 @@ def card_page(
         tuple(sorted(translated, key=lambda t: (t.lang, t.date or _NO_DATE, t.text))),
         cited,
         links,
+        tuple(redated),
+        last,
     )
 
 
@@ -197,19 +218,30 @@ def _current(
     lang: str,
     freshest: set[str],
     in_force: frozenset[tuple[str, dt.date | None]],
+    last: tuple[int, dict[tuple[str, int], str]],
 ) -> Current:
     """One ruling today, from its current entries (one per source that carries it).
 
     It is fresh when in force (IN_FORCE holds the card's keys that are); the date shown is
-    a freshest source's (FRESHEST), where one carries it.
+    a freshest source's (FRESHEST), where one carries it. LAST is the card's latest change's
+    run (0: none) and the texts its amendments replaced, by (new text hash, run).
     """
     by_source = sorted({(e.source, e.effective_date) for e in held})
     fresh = [e for e in held if e.source in freshest]
     shown = max(fresh or held, key=lambda e: (e.as_of or _NO_DATE, e.effective_date or _NO_DATE))
     first = min(held, key=lambda e: (e.as_of or _NO_DATE, e.appeared))
     now = any((e.text_hash, e.effective_date) in in_force for e in held)
+    run, amended = last
     return Current(
-        shown.text, lang, shown.effective_date, tuple(by_source), now, first.as_of, first.appeared
+        shown.text,
+        lang,
+        shown.effective_date,
+        tuple(by_source),
+        now,
+        first.as_of,
+        first.appeared,
+        amended.get((shown.text_hash, run)) if first.appeared == run else None,
+        bool(run) and first.appeared == run,
     )
 
 
@@ -305,6 +337,11 @@ class RuleEvent:
     as_of: dt.date | None
     other: str | None  # the number it was renumbered from or to
 
+    @property
+    def release(self) -> str:
+        """The key of the release page that lists it (site_releases.Release.key)."""
+        return self.as_of.isoformat() if self.as_of else f"run-{self.run}"
+
 
 @dataclass(frozen=True, slots=True)
 class RulePage:
@@ -318,6 +355,8 @@ class RulePage:
     explains: tuple[Thread, ...]
     citing: tuple[str, ...]
     links: tuple[tuple[str, str | None], ...]
+    chapter: tuple[str, str] | None = None  # ("7", "Additional Rules")
+    part: tuple[str, str] | None = None  # its three-digit section: ("702", "Keyword Abilities")
 
 
 def rule_context(data: SiteData, rule_id: str, citing: tuple[str, ...]) -> str:
@@ -381,6 +420,7 @@ def rule_page(
         *((r, data.rule_files.get(r)) for r in linked),
         *((c, data.slug_of.get(c)) for c in citing),
     )
+    part = rule_id.split(".", 1)[0] if rule_id[:1].isdigit() else None
     return RulePage(
         rule_id,
         title,
@@ -390,10 +430,14 @@ def rule_page(
         explains,
         citing,
         links,
+        (part[0], CHAPTERS.get(part[0], "")) if part else None,
+        (part, data.sections.get(part, "")) if part else None,
     )
 
 
 def _section(rule_id: str) -> str | None:
-    """The section a rule is under: 702.62 for 702.62a (None for a section itself)."""
+    """The section a rule is under: 702.62 for 702.62a (None for a section, a glossary term)."""
+    if not rule_id[:1].isdigit():
+        return None
     head = rule_id.rstrip("abcdefghijklmnopqrstuvwxyz")
     return head if head != rule_id else None

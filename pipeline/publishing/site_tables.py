@@ -90,30 +90,44 @@ def languages_of(rulings: pa.Table, events: pa.Table) -> pa.Table:
     return rulings.filter(pc.is_in(text_column(rulings, "text_hash"), value_set=picked))
 
 
-def current_counts(rulings: pa.Table) -> dict[str, tuple[int, tuple[str, ...]]]:
-    """Each card's number of current rulings and their languages."""
+def current_counts(
+    rulings: pa.Table, translated: set[str]
+) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Each card's number of rulings in force and the languages of its current rulings.
+
+    The number is what its page counts under "Rulings today": each ruling once, however
+    many dates its sources give it, and not the TRANSLATED ones (text hashes), which its
+    page shows beside the English ruling they translate.
+    """
     today = rulings.filter(pc.and_(rulings["current"], pc.is_valid(rulings["card"])))
-    table = pa.Table.from_arrays(
-        [text_column(today, "card"), text_column(today, "lang")], names=["card", "lang"]
-    )
-    counted = table.group_by("card", use_threads=False).aggregate(
-        [("lang", "count"), ("lang", "distinct")]
-    )
+    langs: dict[str, set[str]] = defaultdict(set)
+    rulings_of: dict[str, set[str]] = defaultdict(set)
+    for row in plain_rows(today, ["card", "lang", "text_hash"]):
+        langs[row["card"]].add(row["lang"])
+        if row["text_hash"] not in translated:
+            rulings_of[row["card"]].add(row["text_hash"])
     return {
-        row["card"]: (int(row["lang_count"]), tuple(sorted(row["lang_distinct"])))
-        for row in counted.to_pylist()
+        card: (len(rulings_of.get(card, ())), tuple(sorted(found))) for card, found in langs.items()
     }
 
 
-def rule_texts(rulings: pa.Table) -> dict[str, str]:
-    """Each rule number with its current text (else its latest row's), in the book's order."""
-    rows = rulings.filter(pc.equal(text_column(rulings, "kind"), pa.scalar("rule")))
+def rule_texts(rulings: pa.Table, kind: str = "rule") -> dict[str, str]:
+    """Each rule number (glossary term: KIND) with its current text (else its latest row's).
+
+    Rules in the book's order; glossary terms alphabetically (rule_order sorts them so).
+    """
+    rows = rulings.filter(pc.equal(text_column(rulings, "kind"), pa.scalar(kind)))
     found: dict[str, tuple[bool, str]] = {}
     for row in plain_rows(rows, ["rule_id", "text", "current"]):
         rule = row["rule_id"]
         if rule and (row["current"] or not found.get(rule, (False, ""))[0]):
             found[rule] = (row["current"], row["text"])
     return {rule: found[rule][1] for rule in sorted(found, key=rule_order)}
+
+
+def glossary_files(terms: dict[str, str]) -> dict[str, str]:
+    """Each glossary entry's page file name: a slug of its term (day-and-night)."""
+    return slugs(terms)
 
 
 def rule_files(rules: dict[str, str]) -> dict[str, str]:

@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 
 # A Comprehensive Rules number in a text: 702.62a, 601.2f, 100.1 (not a price or a date).
 RULE_NUMBER = re.compile(r"(?<![\w.])([1-9]\d{2}\.\d{1,3}[a-z]?)(?![\w])")
+# A section named by a cross-reference ("see rule 729", "rules 702"), not a price, a date,
+# nor a rule's number (729.1), nor the end of a sentence taken for one ("see rule 729.").
+_SECTION_CITED = (
+    r"(?:(?<=[Rr]ule )|(?<=[Rr]ules )|(?<=[Ss]ection )|(?<=[Ss]ections ))([1-9]\d{2})(?!\w|\.\d)"
+)
+_CITED = re.compile(f"{RULE_NUMBER.pattern}|{_SECTION_CITED}")
 # Characters XML 1.0 forbids even escaped (a feed with one does not parse).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -49,6 +55,14 @@ class Links:
         """The run's page, or None."""
         return None
 
+    def release(self, key: str) -> str | None:  # noqa: ARG002 - links nowhere
+        """A Comprehensive Rules release's page, or None."""
+        return None
+
+    def glossary(self, term: str | None) -> str | None:  # noqa: ARG002 - links nowhere
+        """A glossary entry's page, or None."""
+        return None
+
 
 NO_LINKS = Links()
 
@@ -63,12 +77,15 @@ class Piece:
 
 
 def cited(text: str, links: Links) -> list[Piece]:
-    """TEXT cut at its rule numbers, each linked where LINKS has the rule's page."""
+    """TEXT cut at its rule numbers, each linked where LINKS has the rule's page.
+
+    A section a cross-reference names ("see rule 729") is linked to the section's page.
+    """
     pieces, at = [], 0
-    for match in RULE_NUMBER.finditer(text):
+    for match in _CITED.finditer(text):
         if match.start() > at:
             pieces.append(Piece(text[at : match.start()]))
-        number = match.group(1)
+        number = match.group(1) or match.group(2)
         pieces.append(Piece(number, number, links.rule(number)))
         at = match.end()
     if at < len(text):
@@ -82,7 +99,7 @@ def linked(text: str, links: Links) -> markupsafe.Markup:
     What the `text` macro of _changes.html says, in Python: a card page shows ten or so
     rulings, and thirty thousand card pages call this three hundred thousand times.
     """
-    if RULE_NUMBER.search(text) is None:
+    if _CITED.search(text) is None:
         return markupsafe.escape(text)
     out = []
     for piece in cited(text, links):

@@ -37,14 +37,18 @@
       window.history.replaceState(null, "", "#" + state.toString());
     }
   }
-  var start = new URLSearchParams(window.location.hash.slice(1));
-  q.value = start.get("q") || "";
-  lang.value = start.get("lang") || "";
-  rule.checked = start.get("rule") === "1";
-  stale.checked = start.get("stale") === "1";
+  function fromAddress() {  // on load, and whenever the address's #q=... changes
+    var start = new URLSearchParams(window.location.hash.slice(1));
+    q.value = start.get("q") || "";
+    lang.value = start.get("lang") || "";
+    rule.checked = start.get("rule") === "1";
+    stale.checked = start.get("stale") === "1";
+    apply();
+  }
   [q, lang, rule, stale].forEach(function (field) {
     field.addEventListener(field === q ? "input" : "change", apply);
   });
+  window.addEventListener("hashchange", fromAddress);
   form.hidden = false;
-  apply();
+  fromAddress();
 })();
