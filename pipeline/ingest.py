@@ -24,6 +24,7 @@ from pipeline.diffing.history import (
 from pipeline.diffing.oracle import Reading, oracle_run
 from pipeline.folding import card_files
 from pipeline.folding.catalog import Catalog, apply_catalog, found_catalogs, run_catalog
+from pipeline.folding.catalog_files import catalog_reports
 from pipeline.folding.merge import (
     assign_languages,
     carry_rule_dates,
@@ -249,6 +250,7 @@ def ingest(
         ]
         update = chosen.progress(len(jobs)) if chosen.progress else None
         results, todo = skip_unchanged(jobs, files_table, rehash=chosen.rehash)
+        catalogs, catalog_rows = _catalogs(paths, files_table, hints, chosen, limits)
         if update is not None:
             update(len(jobs) - len(todo))
         languages.start(len(todo))
@@ -271,8 +273,8 @@ def ingest(
         done = _Stored()
         if pool.batches:
             linking = (workers or os.cpu_count() or 1) if chosen.link_translations else 0
-            named_by, unusable = run_catalog(catalog, catalog_files, found_catalogs(paths))
-            bad_rows += unusable
+            named_by, unusable = run_catalog(catalog, catalog_files, catalogs)
+            bad_rows += [r for r in unusable if r.source_path not in _names(catalog_rows)]
             done = _stored(
                 out,
                 pool,
@@ -283,7 +285,7 @@ def ingest(
                 link_workers=linking,
             )
         ordered = [results[i] for i in range(len(jobs))]
-        reports = [*bad_rows, *(report for r in ordered for report in r.reports)]
+        reports = [*bad_rows, *(report for r in ordered for report in r.reports), *catalog_rows]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
         report = IngestReport(
             run=run,
@@ -308,6 +310,26 @@ def ingest(
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
             commit.commit(out, tables, done.parts, done.segments, retain=chosen.retain)
     return report
+
+
+def _catalogs(
+    paths: list[Path],
+    files: pa.Table,
+    hints: dict[Path, dict[str, SourceHints]],
+    chosen: IngestOptions,
+    limits: Limits,
+) -> tuple[list[tuple[str, Path]], list[FileReport]]:
+    """The raw roots' catalog files, and their reports as card sources (catalog_files.py)."""
+    catalogs = found_catalogs(paths)
+    given = {name: hint for found in hints.values() for name, hint in found.items()}
+    reports = catalog_reports(
+        catalogs, files, given, limits=limits, today=chosen.today, rehash=chosen.rehash
+    )
+    return catalogs, reports
+
+
+def _names(reports: list[FileReport]) -> set[str]:
+    return {report.source_path for report in reports}
 
 
 def _with_cards(

@@ -190,3 +190,33 @@ def test_cards_are_counted_per_file(tmp_path: Path, out: Path, build: Path) -> N
     assert files.filter(pc.equal(files["source_path"], pa.scalar("TSP.json")))[
         "cards"
     ].to_pylist() == [3]
+
+
+def test_a_catalog_is_a_card_source(tmp_path: Path, out: Path) -> None:
+    """raw/.catalog's oracle cards: recorded as a file, its cards stored, skipped unchanged."""
+    raw = tmp_path / "raw"
+    (raw / ".catalog").mkdir(parents=True)
+    shutil.copy(RAW / "001_ca7dd0badab20c1e.txt", raw)
+    oracle = FIXTURES / "cards" / "scryfall-oracle-cards.json"
+    shutil.copy(oracle, raw / ".catalog")
+    first = ingest([raw], out=out)
+    name = ".catalog/scryfall-oracle-cards.json"
+    [row] = [r for r in first.files if r.source_path == name]
+    assert (row.status.value, row.layout, len(row.cards)) == ("stored", "scryfall", 6)
+    expected = {c["name"] for c in json.loads(oracle.read_text(encoding="utf-8"))}
+    cards = _rows(out, "cards")
+    assert {c["card"] for c in cards} == expected
+    assert {c["source"] for c in cards} == {"scryfall"}
+    assert not ingest([raw], out=out).stored  # nothing new: no run
+    data = json.loads(oracle.read_text(encoding="utf-8"))
+    [drake] = [card for card in data if card["name"] == "Crackling Drake"]
+    drake["oracle_text"] += " (reworded)"
+    (raw / ".catalog" / oracle.name).write_text(json.dumps(data), encoding="utf-8")
+    changed = ingest([raw], out=out)
+    assert changed.stored
+    versions = _rows(out, "card_versions")
+    assert [r["card"] for r in versions if r["run"] == changed.run] == ["Crackling Drake"]
+    [amended] = [c for c in _rows(out, "changes") if c["kind"] == "oracle"]
+    assert (amended["card"], amended["run"]) == ("Crackling Drake", changed.run)
+    assert "(reworded)" in amended["new_text"]
+    assert "(reworded)" not in amended["old_text"]

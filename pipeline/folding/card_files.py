@@ -12,13 +12,14 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pipeline.errors import InputError, UsageError
-from pipeline.models import SourceHints
+from pipeline.models import Layout, SourceHints
 from pipeline.reading import documents, read
 from pipeline.reading.cards import fold, from_mtgjson, from_scryfall
 from pipeline.reading.parsers import mtgjson
 from pipeline.reading.parsers._json import first_record, items, records, top_level
 
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import Callable, Generator, Iterable, Iterator
     from pathlib import Path
 
@@ -57,6 +58,30 @@ def facts(path: Path, limits: Limits) -> list[CardFacts]:
     UsageError if it is no catalog or cannot be read, as for entries().
     """
     return fold(_read(path, limits, _facts))
+
+
+class Described(NamedTuple):
+    """What a catalog file says of its cards: its layout, its own date, the cards."""
+
+    layout: Layout
+    as_of: dt.date | None  # MTGJSON's meta.date; Scryfall's bulk files state none
+    cards: list[CardFacts]
+
+
+def described(path: Path, limits: Limits) -> Described:
+    """The cards of the catalog file PATH with its layout and date; UsageError as facts()."""
+    found: list[tuple[Layout, dt.date | None]] = []
+
+    def convert(doc: RawDocument) -> Iterator[CardFacts] | None:
+        if not found:
+            is_mtgjson = mtgjson.detect(doc)
+            day = mtgjson.build_date(doc, []) if is_mtgjson else None
+            found.append((Layout.MTGJSON if is_mtgjson else Layout.SCRYFALL, day))
+        return _facts(doc)
+
+    cards = fold(_read(path, limits, convert))
+    layout, day = found[0] if found else (Layout.SCRYFALL, None)
+    return Described(layout, day, cards)
 
 
 def _read(

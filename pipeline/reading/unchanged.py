@@ -16,8 +16,9 @@ from pipeline.reading.scan import ScanResult
 if TYPE_CHECKING:
     from pipeline.reading.scan import ScanJob
 
-# The layouts whose files describe cards (ParsedDocument.cards).
-CARD_LAYOUTS = (Layout.MTGJSON.value, Layout.SCRYFALL.value)
+# The layouts of inputs that describe cards (ParsedDocument.cards): Scryfall's card lists
+# are catalogs, not inputs (its inputs are rulings), and were never recorded before 9.
+CARD_LAYOUTS = (Layout.MTGJSON.value,)
 # (path, context) -> (sha256, size, mtime_ns) of a file's latest stored reading.
 _Readings = dict[tuple[str, str], tuple[str, int | None, int | None]]
 
@@ -33,7 +34,7 @@ def skip_unchanged(
     (`archive.zip/member`), which carry the archive's hash, size and time. Returns the
     skipped files' results by job index, and the indexes of the jobs to scan.
     """
-    stored = _stored_files(files)
+    stored = stored_readings(files)
     results: dict[int, ScanResult] = {}
     todo: list[int] = []
     archives = _archives(stored, {(job.file.name, job.context) for job in jobs})
@@ -79,7 +80,7 @@ def _archives(stored: _Readings, names: set[tuple[str, str]]) -> _Readings:
     return {key: reading for key, reading in found.items() if reading is not None}
 
 
-def _stored_files(files: pa.Table) -> _Readings:
+def stored_readings(files: pa.Table) -> _Readings:
     """(path, context) -> (sha256, size, mtime_ns) of each file's latest stored reading.
 
     A card source read before its cards were asked for (files.cards null, a version before
