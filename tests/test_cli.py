@@ -220,23 +220,26 @@ BULK = (
 def test_catalogs_in_the_raw_roots_catalog_folder_are_used(
     tmp_path: Path, out: Path, form: str
 ) -> None:
-    """RAW/.catalog/ holds catalogs, not inputs: loaded without --catalog, they name the card.
+    """RAW/.catalog/ holds catalogs: loaded without --catalog, they name the card.
 
-    As a JSON array, and as the gzipped JSON Lines Scryfall's bulk index serves today.
+    As a JSON array, and as the gzipped JSON Lines Scryfall's bulk index serves today. A
+    catalog is a card source too: read as a file (2: the rulings and the catalog).
     """
     raw = tmp_path / "raw"
     (raw / ".catalog").mkdir(parents=True)
     (raw / "bulk.json").write_text(BULK, encoding="utf-8")
     cards = FIXTURES / "catalog" / "scryfall-cards.json"
+    catalog = f"oracle.{form}"
     if form == "json":
-        shutil.copy(cards, raw / ".catalog" / "oracle.json")
+        shutil.copy(cards, raw / ".catalog" / catalog)
     else:
         lines = "".join(json.dumps(c) + "\n" for c in json.loads(cards.read_text("utf-8")))
-        (raw / ".catalog" / "oracle.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+        (raw / ".catalog" / catalog).write_bytes(gzip.compress(lines.encode()))
     code, stdout, _ = _run("ingest", str(raw), "--out", str(out))
     assert code == 0, stdout
-    assert "  files read      1" in stdout
+    assert "  files read      2" in stdout
     assert "  warnings        0" in stdout
+    assert [r["source_path"] for r in rows(out, "files")] == ["bulk.json", f".catalog/{catalog}"]
     assert [(r["card"], r["source"]) for r in rows(out, "sightings")] == [
         ("Deathrite Shaman", "scryfall/wotc")
     ]

@@ -57,7 +57,14 @@ def test_update_stores_then_skips_then_shows_a_new_release(
     assert "scryfall: .catalog/scryfall-oracle-cards.jsonl.gz new (" in stdout
     assert "mtgjson: mtgjson/AllPrintings.json.xz new (" in stdout
     assert "\nrun 1: stored\n" in stdout
-    assert "  files read      3" in stdout
+    assert "  files read      4" in stdout  # the oracle cards among them: a card source
+    cards = {r["source_path"]: r["cards"] for r in rows(out, "files")}
+    by_source = {(r["source"], r["card"]) for r in rows(out, "card_versions")}
+    assert by_source == {("scryfall", "Deathrite Shaman"), ("mtgjson", "Rift Bolt")}
+    assert (
+        cards[".catalog/scryfall-oracle-cards.jsonl.gz"],
+        cards["mtgjson/AllPrintings.json.xz"],
+    ) == (1, 1)
     sightings = rows(out, "sightings")
     # The catalog fetched into raw/.catalog/ named the Scryfall rulings' card.
     assert {(r["card"], r["source"]) for r in sightings if r["layout"] == "scryfall"} == {
@@ -118,9 +125,13 @@ def test_every_source_down_ingests_nothing_and_exits_1(tmp_path: Path) -> None:
 
 
 def test_every_input_rejected_exits_5(stand_in: StandIn, tmp_path: Path) -> None:
-    """Well-formed JSON the reader has no layout for: fetched, rejected, nothing stored."""
+    """Well-formed JSON the reader has no layout for: fetched, rejected, nothing stored.
+
+    The oracle cards are a card source too (raw/.catalog): served unusable as well.
+    """
     roots = stand_in.upstreams(jsonl=False)
     stand_in.serve("/files/rulings-20260819.json", b'{"rulings": "elsewhere"}')
+    stand_in.serve("/files/oracle-cards-20260819.json", b'{"cards": "elsewhere"}')
     code, stdout, _ = _update(tmp_path / "raw", tmp_path / "out", roots, "scryfall")
     assert code == 5
     assert "\nrun 1: NOT stored (every input was rejected)\n" in stdout
@@ -137,7 +148,8 @@ def test_a_file_rejected_again_is_no_new_run(stand_in: StandIn, tmp_path: Path) 
     assert "\nrun 1: stored\n" in stdout
     code, stdout, _ = _update(raw, out, roots, "scryfall", "comprules")
     assert code == 3
-    assert "\nno run: nothing new (1 file unchanged since they were stored)\nrejected:\n" in stdout
+    # The comprules release and the oracle cards (a card source) unchanged, the rulings not read.
+    assert "\nno run: nothing new (2 files unchanged since they were stored)\nrejected:\n" in stdout
     assert "  scryfall/rulings.json: " in stdout
     assert len(rows(out, "runs")) == 1
 
