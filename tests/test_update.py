@@ -85,7 +85,7 @@ def test_update_stores_then_skips_then_shows_a_new_release(
 
     code, stdout, _ = _update(raw, out, roots)
     assert code == 0
-    assert stdout.endswith("no run: nothing new (3 files unchanged since they were stored)\n")
+    assert stdout.endswith("no run: nothing new (4 files unchanged since they were stored)\n")
     assert len(rows(out, "runs")) == 1
     assert _changelog(out) == first_changelog
 
