@@ -6,16 +6,18 @@ import json
 import shutil
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 from conftest import RAW, SEEDS
 
-from pipeline import ingest
-from pipeline.schema import SCHEMA_VERSION
-from pipeline.storage import layout, manifest
+from pipeline import ingest, open_dataset
+from pipeline.errors import StoreError
+from pipeline.schema import SCHEMA_VERSION, on_disk
+from pipeline.storage import layout, manifest, store
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 
 def _two_runs(tmp_path: Path, out: Path) -> Path:
@@ -130,3 +132,24 @@ def test_a_commit_hashes_only_the_files_it_writes(
             carried.append(relative)
     assert carried  # this run leaves some of the version's files as they were
     assert not set(carried) & set(hashed)
+
+
+def test_readers_read_the_files_the_manifest_lists(tmp_path: Path, out: Path) -> None:
+    """A part on disk the manifest does not list is read by no reader; a listed one gone is named.
+
+    As a part written by a run that has not committed yet: its rows are not the version's.
+    """
+    _two_runs(tmp_path, out)
+    stray = layout.part_path(out, "names_learned", 1)
+    stray.parent.mkdir(parents=True)
+    row = {"name": "Blitz der Kluft", "lang": "de", "card": "Rift Bolt", "oracle_id": None}
+    schema = on_disk("names_learned")
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), stray)
+    assert layout.part_runs(out, "names_learned") == [1]  # on disk
+    assert store.open_version(out).table("names_learned").num_rows == 0
+    connection = open_dataset(out).duckdb()
+    assert connection.execute("SELECT count(*) FROM names_learned").fetchone() == (0,)
+    listed = layout.part_path(out, "ruling_texts", 2)
+    listed.unlink()
+    with pytest.raises(StoreError, match=r"^ruling_texts/run=2/part-0\.parquet: missing"):
+        store.open_version(out).table("ruling_texts")

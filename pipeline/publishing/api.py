@@ -247,12 +247,13 @@ class Dataset:
         for name in TABLES:
             columns = ", ".join(f'"{column}"' for column in TABLES[name].names)
             if name in PARTITIONED and not layout.legacy(self.path, version.base):
-                if not layout.part_runs(self.path, name):
+                files = _listed_parts(version, name)
+                if not files:
                     connection.from_arrow(TABLES[name].empty_table()).create_view(name)
                     continue
-                pattern = _quoted(layout.path_of(self.path, name) / "*" / layout.PART)
+                listed = ", ".join(map(_quoted, files))
                 source = (
-                    f"(SELECT {_part_columns(self.path, name)} FROM read_parquet({pattern}, "  # noqa: S608
+                    f"(SELECT {_part_columns(self.path, name)} FROM read_parquet([{listed}], "  # noqa: S608
                     "hive_partitioning = true, union_by_name = true, "
                     f"hive_types = {{'run': BIGINT}}) WHERE run <= {version.last_run})"
                 )
@@ -266,8 +267,9 @@ class Dataset:
                 if not found.exists():  # older than the table
                     connection.from_arrow(TABLES[name].empty_table()).create_view(name)
                     continue
-                path = _quoted(found / "*.parquet" if found.is_dir() else found)
-                connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet({path})")  # noqa: S608
+                segments = _listed_segments(version, name) if found.is_dir() else [found]
+                listed = ", ".join(map(_quoted, segments))
+                connection.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listed}])")  # noqa: S608
                 continue
             if name == "sightings":  # carried rows expanded, left-out texts their ruling's
                 kept_as = layout.segments_version(self.path, "rulings") or SCHEMA_VERSION
@@ -444,6 +446,21 @@ def _sightings_view(
 
 def _day(value: dt.date | str) -> dt.date:
     return dt.date.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _listed_parts(version: store.Version, name: str) -> list[Path]:
+    """The parts of table NAME of VERSION: those its manifest lists (else on disk), in order."""
+    out, upto = version.out, version.last_run
+    listing = version.listing
+    runs = layout.part_runs(out, name) if listing is None else listing.parts.get(name, ())
+    return [layout.part_path(out, name, run) for run in sorted(runs) if run <= upto]
+
+
+def _listed_segments(version: store.Version, name: str) -> list[Path]:
+    """The segments of table NAME of VERSION: those its manifest lists (else on disk)."""
+    listing = version.listing
+    found = layout.segment_ids(version.base, name) if listing is None else listing.segments[name]
+    return [layout.segment_path(version.base, name, seg) for seg in sorted(found)]
 
 
 def _quoted(path: Path) -> str:

@@ -10,22 +10,23 @@ Writing is commit.py's: versions switched at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import false_if_null
-from pipeline.schema import PARTITION_KEY, in_memory
-from pipeline.storage import layout, selection
+from pipeline.errors import StoreError
+from pipeline.schema import PARTITION_KEY, SEGMENTED, in_memory
+from pipeline.storage import layout, manifest, selection
 from pipeline.storage.carry import Content, expanded
 from pipeline.storage.kinds import kind_of
 from pipeline.storage.lock import check_folder_name
 from pipeline.storage.texts import with_ruling_texts
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Collection, Iterable, Iterator
     from pathlib import Path
 
     from pipeline.columns import Mask
@@ -40,6 +41,7 @@ def read_table(
     upto: int | None = None,
     where: Callable[[pa.Table], Mask] | None = None,
     content: Callable[[pa.Table], Mask] | None = None,
+    segments: Collection[int] | None = None,
 ) -> pa.Table:
     """Read table NAME, migrated to the current schema; empty if the dataset lacks it.
 
@@ -49,7 +51,9 @@ def read_table(
     CONTENT is a filter like WHERE that looks only at columns a carried sighting takes from
     its base (carry.content_columns: not the file's, the position or the run), so that it
     is tried on the base before the carried rows are expanded: the fast way to select
-    cards. Some string columns come dictionary-encoded (schema.in_memory).
+    cards. SEGMENTS are the segments of a segmented table to read (default: those its
+    folder holds; a pinned Version gives its manifest's). Some string columns come
+    dictionary-encoded (schema.in_memory).
     """
     kind = kind_of(name)
     if kind.carries and content is not None and not layout.legacy(out, base):
@@ -70,10 +74,10 @@ def read_table(
     if kind.segmented and base is None:
         folder = layout.pinned(out)  # one version for all the segments
     if kind.segmented and (folder / name).is_dir():
-        ids = layout.segment_ids(folder, name)
-        segments = list(layout.read_segments(folder, name, ids).values())
-        table = pa.concat_tables([in_memory(name).empty_table(), *segments])
-        table = layout.ordered(table, name) if len(segments) > 1 else table
+        ids = layout.segment_ids(folder, name) if segments is None else sorted(segments)
+        pieces = list(layout.read_segments(folder, name, ids).values())
+        table = pa.concat_tables([in_memory(name).empty_table(), *pieces])
+        table = layout.ordered(table, name) if len(pieces) > 1 else table
         return table.filter(where(table)) if where is not None and table.num_rows else table
     table = layout.read_file(folder / f"{name}.parquet", name)
     if kind.partitioned and (runs is not None or upto is not None):  # one file of all runs
@@ -151,33 +155,91 @@ class ReadOptions(TypedDict, total=False):
 
 
 @dataclass(frozen=True, slots=True)
+class Listing:
+    """The files a version's manifest lists: each table's parts (runs) and segments."""
+
+    parts: dict[str, frozenset[int]]
+    segments: dict[str, frozenset[int]]
+
+    @classmethod
+    def of(cls, listed: manifest.Manifest, base: Path) -> Listing:
+        """The listing of the manifest LISTED of the version folder BASE."""
+        parts: dict[str, set[int]] = {}
+        for table, run in manifest.parts_listed(listed):
+            parts.setdefault(table, set()).add(run)
+        segments: dict[str, set[int]] = {}
+        for path in listed.files:
+            head, _, rest = path.partition(f"{layout.VERSIONS}/{base.name}/")
+            table, _, file = rest.partition("/")
+            if not head and table in SEGMENTED and file.removesuffix(".parquet").isdigit():
+                segments.setdefault(table, set()).add(int(file.removesuffix(".parquet")))
+        return cls(
+            {t: frozenset(r) for t, r in parts.items()},
+            {t: frozenset(s) for t, s in segments.items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Version:
     """One version of a dataset, pinned: every read sees the same run, whatever commits next.
 
     `base` holds its rewritten tables; of the append-only ones only the parts of runs up
-    to `last_run` belong to it (a part may appear a moment before its run's switch).
+    to `last_run` belong to it (a part may appear a moment before its run's switch). A
+    version with a manifest (`listing`) is read from the files it lists, as Iceberg's
+    readers trust theirs: a part or segment on disk that it does not list is not read, and
+    one it lists that is gone is an error naming it. Older versions are read by listing
+    their folders.
     """
 
     out: Path
     base: Path
     last_run: int
+    # What the manifest lists follows from the version: it takes no part in equality.
+    listing: Listing | None = field(default=None, compare=False)
 
     def table(self, name: str, **options: Unpack[ReadOptions]) -> pa.Table:
         """Table NAME of this version (see read_table for OPTIONS)."""
-        return read_table(self.out, name, base=self.base, upto=self.last_run, **options)
+        options = self._listed(name, options)
+        segments = None if self.listing is None else self.listing.segments.get(name, frozenset())
+        if name not in SEGMENTED:
+            segments = None
+        return read_table(
+            self.out, name, base=self.base, upto=self.last_run, segments=segments, **options
+        )
 
     def parts(self, name: str, **options: Unpack[ReadOptions]) -> Iterator[pa.Table]:
         """The parts of partitioned table NAME of this version, one per run."""
         if layout.legacy(self.out, self.base):
             yield self.table(name, **options)
             return
+        options = self._listed(name, options)
         yield from iter_parts(self.out, name, base=self.base, upto=self.last_run, **options)
+
+    def _listed(self, name: str, options: ReadOptions) -> ReadOptions:
+        """OPTIONS with the runs of NAME's parts this version's manifest lists."""
+        if self.listing is None or not kind_of(name).partitioned:
+            return options
+        listed = self.listing.parts.get(name, frozenset())
+        wanted = options.get("runs")
+        runs = sorted(listed if wanted is None else listed & set(wanted))
+        missing = [r for r in runs if not layout.part_path(self.out, name, r).is_file()]
+        if missing:
+            path = layout.part_path(self.out, name, missing[0]).relative_to(self.out)
+            msg = (
+                f"{path.as_posix()}: missing, though the manifest of version "
+                f"{self.base.name} lists it: restore it from a backup (pipeline verify names "
+                "every fault)"
+            )
+            raise StoreError(msg)
+        return {**options, "runs": runs}
 
 
 def open_version(out: Path) -> Version:
-    """Pin the version in force of the dataset in OUT."""
+    """Pin the version in force of the dataset in OUT (read by its manifest, if it has one)."""
     check_folder_name(out)
     base = layout.pinned(out)
     # runs.parquet is one file in every version.
     runs = layout.read_file(base / "runs.parquet", "runs")[PARTITION_KEY]
-    return Version(out, base, int(pc.max(runs).as_py() or 0))
+    listed = manifest.read(base)
+    listing = None if listed is None else Listing.of(listed, base)
+    return Version(out, base, int(pc.max(runs).as_py() or 0), listing)
