@@ -232,6 +232,7 @@ def fetch_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typ
 @options.WRITE_OUT
 @options.catalogs("Card catalog besides those in RAW/.catalog/. Repeatable.")
 @options.workers("Processes for the per-file stage [default: the machine's cores].")
+@options.RETAIN
 def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, typed in fetch_settings
     """Fetch each SOURCE (default: all) into --raw, then ingest --raw into --out as one run.
 
@@ -253,6 +254,7 @@ def update_command(**kwargs: Any) -> None:  # noqa: ANN401 - click's options, ty
                 catalog_files=kwargs["catalogs"],
                 wait=kwargs["wait"],
                 workers=kwargs["workers"],
+                retain=kwargs["retain"],
                 progress=progress,
                 fetched=_echo_fetch,
                 isolate=True,  # a hostile file must cost its worker, never this process
