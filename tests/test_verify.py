@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, RAW, SEEDS
@@ -151,3 +154,36 @@ def test_an_upgraded_dataset_gets_a_manifest_and_is_sound(fixture: str, tmp_path
     ingest([RAW], out=out)
     assert (layout.pinned(out) / manifest.FILE).is_file()
     assert verify.check(out).faults == []
+
+
+def _rewrite(out: Path, relative: str, table: pa.Table) -> None:
+    """Write TABLE over the file RELATIVE as the store writes it, its manifest entry made true.
+
+    A change the manifest cannot see: what the invariants alone must find.
+    """
+    path = out / relative
+    schema = pq.read_schema(path)
+    path.unlink()  # a hard link shared with an older version keeps its bytes
+    pq.write_table(table.replace_schema_metadata(schema.metadata), path)
+    version = layout.pinned(out)
+    found = manifest.read(version)
+    assert found is not None
+    files = {**found.files, relative: manifest.describe(path, relative)}
+    (version / manifest.FILE).write_bytes(manifest.dump(replace(found, files=files)))
+
+
+def test_a_derived_table_that_disagrees_with_its_log_is_named(dataset: Path) -> None:
+    """names.parquet a row short, rulings with a text no run logged: §9, 18, past the manifest."""
+    relative = _path(dataset, "%V/names.parquet")
+    names = pq.read_table(dataset / relative)
+    _rewrite(dataset, relative, names.slice(1))
+    relative_rulings = _path(dataset, "%V/rulings/000001.parquet")
+    rulings = pq.read_table(dataset / relative_rulings)
+    texts = rulings["text"].to_pylist()
+    texts[0] = texts[0] + " (edited by hand)"
+    at = rulings.schema.get_field_index("text")
+    _rewrite(dataset, relative_rulings, rulings.set_column(at, "text", pa.array(texts)))
+    faults = {f.path: f.problem for f in verify.check(dataset).faults}
+    assert faults[relative].startswith("not the rows names_learned logged")
+    folder = relative_rulings.rsplit("/", 1)[0]
+    assert faults[folder].startswith("1 rulings whose text ruling_texts does not log")

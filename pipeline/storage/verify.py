@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.errors import StoreError
-from pipeline.schema import PARTITION_KEY, PARTITIONED, RULING_KEY, SEGMENTED, TABLES
+from pipeline.keys import codes, first_rows
+from pipeline.schema import LOGGED, PARTITION_KEY, PARTITIONED, RULING_KEY, SEGMENTED, TABLES
 from pipeline.storage import index, layout, manifest, store, texts
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def check(out: Path) -> Report:
         _runs,
         _segments,
         _rulings_keys,
+        _logs,
         _carried,
         _index,
         _leftovers,
@@ -230,6 +232,41 @@ def _rulings_keys(out: Path, version: Path, last: int) -> list[Fault]:
         problem = f"{missing} rulings keys have no sightings (the first of card {card!r})"
         faults.append(Fault(_rel(out, version / "rulings"), problem))
     return faults
+
+
+def _logs(out: Path, version: Path, last: int) -> list[Fault]:
+    """§9, 18 (but cards): rulings' texts as ruling_texts logged them, names as names_learned.
+
+    A dataset whose rulings are of a version before the logs (not yet upgraded) has none.
+    """
+    if (layout.segments_version(out, "rulings", base=version) or LOGGED) < LOGGED:
+        return []
+    faults = []
+    key = list(RULING_KEY)
+    logged = store.read_table(out, "ruling_texts", base=version, upto=last)
+    logged = logged.take(pc.sort_indices(logged, sort_keys=[(PARTITION_KEY, "descending")]))
+    latest = logged.take(first_rows(logged, key)).select([*key, "text"])
+    rulings = store.read_table(out, "rulings", base=version).select([*key, "text"])
+    mine, theirs = codes([rulings, latest], [*key, "text"])
+    unlogged = pc.invert(pc.is_in(mine, value_set=theirs))
+    count = int(pc.sum(unlogged.cast(pa.int64())).as_py() or 0)
+    if count:
+        card = rulings.filter(unlogged)["card"][0].as_py()
+        problem = (
+            f"{count} rulings whose text ruling_texts does not log (the first of card {card!r})"
+        )
+        faults.append(Fault(_rel(out, version / "rulings"), problem))
+    names = store.read_table(out, "names", base=version).cast(TABLES["names"])
+    learned = store.read_table(out, "names_learned", base=version, upto=last)
+    learned = learned.rename_columns({PARTITION_KEY: "first_run"}).select(names.column_names)
+    if sorted(map(tuple, _rows(names))) != sorted(map(tuple, _rows(learned.cast(names.schema)))):
+        problem = "not the rows names_learned logged (names_learned's parts, run as first_run)"
+        faults.append(Fault(_rel(out, version / "names.parquet"), problem))
+    return faults
+
+
+def _rows(table: pa.Table) -> list[list[object]]:
+    return [list(row.values()) for row in table.to_pylist()]
 
 
 def _carried(out: Path, version: Path, last: int) -> list[Fault]:
