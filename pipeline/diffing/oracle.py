@@ -49,7 +49,9 @@ _FACE_KEYS = (
 FACE_SEPARATOR = "\n//\n"
 SELF = "~"  # the card's own name in an edit
 _THIS = re.compile(r"\bthis (?:[a-z]+)\b", re.IGNORECASE)
-_WORD = re.compile(r"\S+")
+# An edit's words: the card's own name, a word, or one mark of punctuation (so that "~." and
+# "~:" are "~" followed by a mark: the same self-reference wherever it ends a sentence).
+_WORD = re.compile(r"~|\w[\w'’\-]*|[^\w\s]")
 
 
 @dataclass(frozen=True, slots=True)
