@@ -180,7 +180,7 @@ def test_a_derived_table_that_disagrees_with_its_log_is_named(dataset: Path) -> 
     relative_rulings = _path(dataset, "%V/rulings/000001.parquet")
     rulings = pq.read_table(dataset / relative_rulings)
     texts = rulings["text"].to_pylist()
-    texts[0] = texts[0] + " (edited by hand)"
+    texts[0] = f"{texts[0]} (edited by hand)"
     at = rulings.schema.get_field_index("text")
     _rewrite(dataset, relative_rulings, rulings.set_column(at, "text", pa.array(texts)))
     faults = {f.path: f.problem for f in verify.check(dataset).faults}
