@@ -51,7 +51,7 @@ SELF = "~"  # the card's own name in an edit
 _THIS = re.compile(r"\bthis (?:[a-z]+)\b", re.IGNORECASE)
 # An edit's words: the card's own name, a word, or one mark of punctuation (so that "~." and
 # "~:" are "~" followed by a mark: the same self-reference wherever it ends a sentence).
-_WORD = re.compile(r"~|\w[\w'’\-]*|[^\w\s]")
+_WORD = re.compile(r"~|\w[\w'\-]*|[^\w\s]")  # texts are folded first: apostrophes straight
 
 
 @dataclass(frozen=True, slots=True)
