@@ -388,17 +388,19 @@ def history_command(card: str | None, rule: str | None, out: Path) -> None:
     in a staler source" (a rule: "current"); one its source dropped was amended into
     another version (#N, with their similarity and the changed words), re-dated, removed,
     replaced by a version that carries its words, renumbered (a rule), or is "no longer
-    carried" where no change tells.
+    carried" where no change tells. Then, for a card the card sources describe, each Oracle
+    text each source gave it, with the words each later text changed.
     """
     if (card is None) == (rule is None):
         which = "not both" if card is not None else "one of them"
         msg = f"give a CARD or --rule NUMBER ({which})"
         raise UsageError(msg)
-    from pipeline.publishing.dataset import load_history_fates  # noqa: PLC0415 - see FORMATS
-    from pipeline.publishing.fates import history_lines  # noqa: PLC0415 - see FORMATS
+    from pipeline.publishing import dataset, fates  # noqa: PLC0415 - see FORMATS
 
-    entries, ended = load_history_fates(out, card=card, rule=rule)
-    for line in history_lines(card if card is not None else str(rule), entries, ended):
+    entries, ended = dataset.load_history_fates(out, card=card, rule=rule)
+    oracle = dataset.load_oracle_versions(out, card) if card is not None else []
+    name = card if card is not None else str(rule)
+    for line in [*fates.history_lines(name, entries, ended), *fates.oracle_lines(oracle)]:
         _echo(line)
 
 

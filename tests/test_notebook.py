@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import nbformat
 import pytest
-from conftest import RAW, ROOT
+from conftest import FIXTURES, RAW, ROOT
 from nbclient import NotebookClient
 
 from pipeline import ingest
@@ -22,6 +22,13 @@ SEED_2023 = RAW / "003_4e428d287bba6602.txt"
 SEED_2024 = RAW / "000_3c6244a5804b91f0.txt"
 # The sentences of the sections that have nothing to show after a single run.
 NOTHING_YET = ("No amended rulings yet", "No changes yet beyond first sightings")
+# What the two sections on cards say of a dataset no card source was read into.
+NO_CARDS = (
+    "No cards yet: the cards table is filled from card sources",
+    "No Oracle changes: no card",
+)
+# Two MTGJSON builds of Time Spiral: the 2025 one rewords three cards' Oracle texts.
+BUILDS = [FIXTURES / "raw" / f"mtgjson-tsp-cards-{year}.json" for year in (2022, 2025)]
 
 
 def _ingest(out: Path, versions: list[tuple[Path, str]]) -> None:
@@ -75,6 +82,7 @@ def test_notebook_on_a_first_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     printed = _printed(outputs)
     assert all(sentence in printed for sentence in NOTHING_YET)
     assert "The Tenth Doctor" in _tables(outputs)  # today's rulings per card
+    assert all(sentence in printed for sentence in NO_CARDS)
     assert not any("image/png" in o.get("data", {}) for o in outputs)
 
 
@@ -102,3 +110,27 @@ def test_notebook_on_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "2024-05" not in per_month
     removals = r"Removals \(no date of their own, not in the chart\): [1-9]"
     assert re.search(removals, _printed(outputs))
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_notebook_on_cards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two builds of a set file: rulings of cards legal in modern, the last run's Oracle edits."""
+    raw, out = tmp_path / "raw", tmp_path / "normalized"
+    raw.mkdir()
+    for build in BUILDS:
+        shutil.copy(build, raw / "TSP.json")
+        ingest([raw], out=out)
+    outputs = _execute(out, monkeypatch)
+    printed = _printed(outputs)
+    assert not any(sentence in printed for sentence in NO_CARDS)
+    assert "33 rulings in force, of 2 of the 3 cards legal in modern" in printed
+    assert "Run 2: 3 cards' Oracle texts changed, 3 groups of edits" in printed
+    tables = _tables(outputs)
+    legal = next(t for t in tables.split("\n\n") if "mana_value" in t)
+    assert re.search(r"^Ancestral Vision\s+Sorcery\s+0\.0\s+18$", legal, flags=re.MULTILINE)
+    assert re.search(r"^Rift Bolt\s+Sorcery\s+3\.0\s+15$", legal, flags=re.MULTILINE)
+    edits = next(t for t in tables.split("\n\n") if "words" in t)
+    assert "[-Amrou Seekers-]{+This creature+}" in edits
+    assert "[-Rift Bolt-]{+This spell+}" in edits
+    assert "2022-04-25  2025-08-18" in edits

@@ -20,6 +20,8 @@ from pipeline.diffing.history import (
     is_rule_change,
     source_versions,
 )
+from pipeline.diffing.oracle import KIND as ORACLE
+from pipeline.diffing.oracle import oracle_history, rendered
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
 from pipeline.folding.names import aliases, english_names, renamed
@@ -29,7 +31,7 @@ from pipeline.publishing.changelog import (
     numbered_kinds,
     stale_translations,
 )
-from pipeline.publishing.fates import Fate, fates
+from pipeline.publishing.fates import Fate, OracleVersion, fates
 from pipeline.publishing.titles import current_titles, release_titles
 from pipeline.publishing.today import weighed_rulings
 from pipeline.reading.read import escaped
@@ -150,8 +152,52 @@ def load_history_fates(
     return entries, fates(entries, changes.to_pylist())
 
 
+def load_oracle_versions(out: Path, card: str) -> list[OracleVersion]:
+    """Each Oracle text each card source gave CARD, by source, oldest first; [] for no cards.
+
+    CARD is matched as load_history matches it (its stored spelling, any case, a translated
+    name); a text its source still gives is in force where that source is the cards table's.
+    """
+    require_dataset(out)
+    version = store.open_version(out)
+    cards = version.table("cards").select(["card", "source"])
+    name = card_name(card)
+    wanted = card_key(english_of(version).get(card_key(name), name))
+    freshest = {
+        row["card"]: row["source"] for row in cards.to_pylist() if card_key(row["card"]) == wanted
+    }
+    if not freshest:
+        return []
+    texts = oracle_history(version.table("card_versions", content=of_cards(freshest)))
+    changes = version.table("changes", content=of_cards(freshest)).to_pylist()
+    similarity = {
+        (c["card"], c["source"], c["old_text_hash"], c["new_text_hash"]): c["similarity"]
+        for c in changes
+        if c["kind"] == ORACLE
+    }
+    found: list[OracleVersion] = []
+    before: dict[str, Any] = {}
+    for row in texts.to_pylist():
+        key = (row["card"], row["source"])
+        amended = (*key, before.get("oracle_hash"), row["oracle_hash"])
+        if (before.get("card"), before.get("source")) == key:  # the next text of its source
+            found[-1] = replace(found[-1], until=row["since"], until_run=row["since_run"])
+        text = rendered(row["faces"])
+        in_force = freshest[row["card"]] == row["source"]
+        found.append(
+            OracleVersion(row["source"], text, row["since"], row["since_run"], in_force=in_force)
+        )
+        if amended in similarity:
+            found[-1] = replace(found[-1], similarity=similarity[amended])
+        before = row
+    return found
+
+
 def _card_history(out: Path, card: str, version: store.Version) -> tuple[str, list[HistoryEntry]]:
-    """The card CARD names, as stored, and its history; a UsageError if none matches."""
+    """The card CARD names, as stored, and its history; a UsageError if none matches.
+
+    A card the card sources describe but no ruling names has an empty history.
+    """
     try:
         card.encode("utf-8")
     except UnicodeEncodeError:
@@ -169,6 +215,9 @@ def _card_history(out: Path, card: str, version: store.Version) -> tuple[str, li
     if same:  # another case, or a spelling stored names fold alike
         entries = _with_originals(_history_of(version, same[0]), same[0], version)
         return same[0], _in_force(entries, same[0], version)
+    described = [n for n in strings(version.table("cards")["card"]) if card_key(n) == wanted]
+    if described:  # a card of the card sources without rulings: its Oracle texts alone
+        return described[0], []
     close = [n for n in names if wanted in card_key(n)][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     msg = f"no rulings of card {card!r} in {out}{hint}"

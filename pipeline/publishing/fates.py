@@ -6,7 +6,8 @@ staler source", or, for a rule, "current"; a version its source dropped was "ame
 another version (with the similarity of the two), "re-dated" to another date, "replaced"
 by a version that carries its words, "renumbered" to another rule, "removed", or, where no
 change row tells, "no longer carried". Computing (fates) and rendering (history_lines) are
-apart, as the changelog's are.
+apart, as the changelog's are. A card's Oracle texts follow its rulings (oracle_lines): each
+text each card source gave it, and the words each later text changed.
 """
 
 from __future__ import annotations
@@ -48,6 +49,20 @@ _ENDED = {
     ChangeType.REMOVED.value: Became.REMOVED,
     ChangeType.RENUMBERED.value: Became.RENUMBERED,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class OracleVersion:
+    """One Oracle text one card source gave a card, from its first date to the next text's."""
+
+    source: str
+    text: str  # the rendered faces (diffing.oracle.rendered)
+    since: dt.date | None
+    since_run: int
+    until: dt.date | None = None
+    until_run: int | None = None  # None: its source still gives it
+    in_force: bool = True  # of a text its source still gives: the card's freshest source's
+    similarity: float | None = None  # to the text before it in its source, 0-100
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +152,8 @@ def history_lines(name: str, entries: list[HistoryEntry], ended: list[Fate]) -> 
     Versions are numbered from 1 in the order of ENTRIES (oldest first), and a fate names
     the version it became by that number.
     """
+    if not entries:
+        return [f"{name}: no rulings"]
     still = [f.became for f in ended if f.still]
     parts = [f"{still.count(b):,} {b}" for b in Became if b in _STILL and b in still]
     gone = len(ended) - len(still)
@@ -205,3 +222,37 @@ def _changed_words(diff: tuple[tuple[str, str], ...]) -> str:
             kept = [*head, "…", *tail]
         out += " " + " ".join(kept)
     return out.strip()
+
+
+def oracle_lines(versions: list[OracleVersion]) -> list[str]:
+    """The Oracle part of `pipeline history`: a count, each text, and the words each changed.
+
+    Versions are numbered from 1 in the order of VERSIONS (by source, oldest first); a text's
+    lines are joined by " · " so that each version is one line, as a ruling's is. None: [].
+    """
+    if not versions:
+        return []
+    sources = ", ".join(dict.fromkeys(v.source for v in versions))
+    lines = ["", f"Oracle text: {counted(len(versions), 'version')} ({sources})"]
+    width = len(f"#{len(versions)}")
+    for n, version in enumerate(versions, start=1):
+        came = _dated(version.since, version.since_run)
+        if version.until_run is None:
+            still = Became.IN_FORCE if version.in_force else Became.STALER
+            span = f"since {came}, {still}"
+        else:
+            span = f"{came} until {_dated(version.until, version.until_run)}"
+        text = " \u00b7 ".join(version.text.split("\n"))
+        lines.append(f"{f'#{n}':>{width}}  {span:<49}  [{version.source}]  {text}")
+        before = versions[n - 2] if n > 1 else None
+        if before is not None and before.source == version.source:
+            similarity = (
+                f" (similarity {version.similarity:.1f}%)" if version.similarity is not None else ""
+            )
+            changed = _changed_words(tuple(word_diff(before.text, version.text)))
+            lines.append(f"{' ' * (width + 2)}amended from #{n - 1}{similarity}: {changed}")
+    return lines
+
+
+def _dated(day: dt.date | None, run: int) -> str:
+    return f"{day} (run {run})" if day else f"run {run}"
