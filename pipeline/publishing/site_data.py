@@ -9,7 +9,7 @@ runs a rebuild has not seen (touched).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from pipeline.publishing.dataset import (
     translated_names,
 )
 from pipeline.publishing.sections import section_titles
+from pipeline.publishing.site_oracle import Oracle, oracle_cards
 from pipeline.publishing.site_tables import (
     citations,
     current_counts,
@@ -145,6 +146,7 @@ class SiteData:
     events: pa.Table  # every run's changes but first sightings, plain types
     rulings: pa.Table  # every ruling, rule and glossary entry, weighed (today.py)
     translated_names: Mapping[str, str]  # each translated name with its card's English name
+    oracle: dict[str, Oracle] = field(default_factory=dict)  # each card's Oracle, where known
 
     def iter_histories(
         self, cards: set[str]
@@ -262,6 +264,7 @@ def load_site(out: Path) -> SiteData:
         events=events,
         rulings=rulings,
         translated_names=translated_names(version),
+        oracle=oracle_cards(version, slug_of),
     )
 
 
