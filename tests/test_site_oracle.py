@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shutil
+import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 import pytest
 from conftest import FIXTURES
 
 from pipeline import ingest
+from pipeline.publishing.changelog import OracleEdit
+from pipeline.publishing.feed import Latest, on_home
 from pipeline.publishing.site import build_site
 from pipeline.publishing.site_oracle import face
 
@@ -86,3 +90,62 @@ def test_no_oracle_block_without_the_card(tmp_path: Path) -> None:
     assert "<h1>Rift Bolt</h1>" in page
     assert 'id="oracle"' not in page
     assert "Oracle text" not in page
+
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def _entries(site: Path) -> list[ET.Element]:
+    return ET.parse(site / "feed.xml").getroot().findall(f"{ATOM}entry")  # noqa: S314 - ours
+
+
+def test_oracle_changes_are_news(oracle_site: Path, tmp_path: Path) -> None:
+    """Run 2's two groups of Oracle edits: feed entries, the home page, the run page.
+
+    Each entry's title names the edit and its card count, its link opens the group on the
+    run page, and its id is the same in another build of the same dataset.
+    """
+    entries = _entries(oracle_site)
+    oracle = [e for e in entries if (e.findtext(f"{ATOM}title") or "").startswith("Oracle")]
+    titles = sorted(e.findtext(f"{ATOM}title") or "" for e in oracle)
+    assert titles == [
+        (
+            "Oracle text of 2 cards: \u201clast is removed, cast it\u201d \u2192 \u201clast,"
+            " you may play it\u201d; \u201cthe\u201d \u2192 \u201cyou remove the\u201d"
+        ),
+        "Oracle text of 2 cards: \u201c~\u201d \u2192 \u201cthis ~\u201d",
+    ]
+    run_page = (oracle_site / "runs" / "2.html").read_text(encoding="utf-8")
+    for entry in oracle:
+        assert entry.findtext(f"{ATOM}updated") == "2025-08-18T00:00:00Z"
+        link = entry.find(f"{ATOM}link")
+        assert link is not None
+        page, anchor = link.attrib["href"].split("#")
+        assert page == "runs/2.html"
+        assert f'<article class="oracle" id="{anchor}">' in _section(run_page, "oracle")
+    ids = sorted(e.findtext(f"{ATOM}id") or "" for e in oracle)
+    assert len(set(ids)) == 2
+    shutil.copytree(oracle_site.parent / "normalized", tmp_path / "normalized")
+    build_site(tmp_path / "normalized", tmp_path / "site")
+    again = [e for e in _entries(tmp_path / "site") if e.findtext(f"{ATOM}id") in ids]
+    assert len(again) == 2
+    home = _section((oracle_site / "index.html").read_text(encoding="utf-8"), "latest")
+    assert home.count('<article class="oracle"') == 2
+    assert '<a href="runs/2.html#o-' in home
+    assert "<del>~</del> → <ins>this ~</ins> (2 cards)" in run_page
+
+
+def test_the_home_page_shows_a_few_groups_of_oracle_edits_per_run() -> None:
+    """Seven groups of one run: five on the home page, the fifth saying two more."""
+    day = dt.date(2025, 8, 18)
+    edits = [
+        OracleEdit(((f"w{n}", f"v{n}"),), ("Rift Bolt",), "Rift Bolt", "a", "b", day)
+        for n in range(7)
+    ]
+    items = [Latest(day, oracle=e, run=3) for e in edits]
+    items.insert(2, Latest(day, run=2))
+    shown = on_home(items, 20, 5)
+    assert [i.oracle for i in shown if i.oracle] == edits[:5]
+    assert [i.more for i in shown if i.oracle] == [0, 0, 0, 0, 2]
+    assert len(shown) == 6
+    assert len(on_home(items, 3, 5)) == 3

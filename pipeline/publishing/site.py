@@ -28,7 +28,7 @@ import filelock
 import jinja2
 
 from pipeline.errors import LockBusyError, PipelineError, UsageError
-from pipeline.publishing.feed import feed, latest, newest, short
+from pipeline.publishing.feed import feed, latest, newest, on_home, short
 from pipeline.publishing.render_html import summary, timeline
 from pipeline.publishing.sections import Listed, chapters
 from pipeline.publishing.site_data import SiteData, load_site
@@ -51,6 +51,7 @@ LOCK = ".site.lock"
 _FORMAT = 1
 FEED_ENTRIES = 100  # the newest changes the feed carries (rule-change groups, rules changes)
 LATEST = 20  # the newest changes the home page shows
+LATEST_ORACLE = 5  # of which at most so many groups of Oracle edits of one run
 
 
 class SiteLinks(Links):
@@ -222,7 +223,7 @@ class _Build:
             links=SiteLinks(data, ""),
             cards=data.cards,
             langs=langs,
-            items=items[:LATEST],
+            items=on_home(items, LATEST, LATEST_ORACLE),
             runs=data.runs,
             latest=data.runs[-1] if data.runs else None,
             rules=len(data.rules),
