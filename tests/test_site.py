@@ -22,7 +22,7 @@ from pipeline.cli import cli
 from pipeline.publishing.dataset import load_changeset
 from pipeline.publishing.render import render_markdown
 from pipeline.publishing.render_html import render_html
-from pipeline.publishing.site import MANIFEST, build_site
+from pipeline.publishing.site import MANIFEST, beside, build_site
 from pipeline.publishing.site_pages import Earlier, _one_per_ruling
 from pipeline.publishing.slugs import readable, slugs
 
@@ -143,6 +143,12 @@ def _page(path: Path) -> _Page:
     parser = _Page()
     parser.feed(path.read_text(encoding="utf-8"))
     return parser
+
+
+def _copy_site(site: Path, folder: Path) -> None:
+    """Copy the site in SITE to FOLDER with its manifest (beside it, not in it)."""
+    shutil.copytree(site, folder)
+    shutil.copy(beside(site)[0], beside(folder)[0])
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -269,6 +275,7 @@ def test_two_builds_are_byte_identical(dataset: Path, site: Path, tmp_path: Path
     report = build_site(dataset, again)
     assert report.full
     assert _files(again) == _files(site)
+    assert beside(again)[0].read_bytes() == beside(site)[0].read_bytes()
     before = {p: p.stat().st_mtime_ns for p in again.rglob("*") if p.is_file()}
     report = build_site(dataset, again)
     assert not report.full
@@ -290,7 +297,7 @@ def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
     """
     out, folder = tmp_path / "normalized", tmp_path / "site"
     shutil.copytree(history[0], out, symlinks=True)
-    shutil.copytree(history[1], folder)
+    _copy_site(history[1], folder)
     old_ids = [e.findtext(f"{ATOM}id") for e in _feed(folder).findall(f"{ATOM}entry")]
     mtimes = {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
     _rift_bolt_run(
@@ -312,8 +319,9 @@ def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
         "index.html",
         "runs/index.html",
         "feed.xml",
-        MANIFEST,
     }
+    assert not (folder / MANIFEST).exists()  # beside the folder, with the build's run in it
+    assert json.loads(beside(folder)[0].read_text(encoding="utf-8"))["last_run"] == 4
     page = (folder / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
     assert "It <del>doesn&#39;t</del> <ins>does not</ins> matter why" in page
     new_ids = [e.findtext(f"{ATOM}id") for e in _feed(folder).findall(f"{ATOM}entry")]
@@ -327,7 +335,7 @@ def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
 def test_a_page_removed_by_hand_comes_back(dataset: Path, site: Path, tmp_path: Path) -> None:
     """A card page missing from the folder is made again; nothing else is written."""
     folder = tmp_path / "site"
-    shutil.copytree(site, folder)
+    _copy_site(site, folder)
     (folder / "cards" / "rift-bolt.html").unlink()
     report = build_site(dataset, folder)
     assert report.written == ("cards/rift-bolt.html",)
@@ -653,7 +661,7 @@ def _seed_site(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
-    """Page paths of `.site.json` that leave the folder, or go through a link, are ignored.
+    """Page paths of the manifest that leave the folder, or go through a link, are ignored.
 
     Absolute, `..`, and through a link in the folder: each named on stderr, none removed.
     """
@@ -664,7 +672,8 @@ def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
     for name in names:
         (victims / name).write_text("mine", encoding="utf-8")
     (folder / "elsewhere").symlink_to(victims)
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    path = beside(folder)[0]
+    manifest = json.loads(path.read_text(encoding="utf-8"))
     bad = [
         "../victims/victim1.txt",
         str(victims / "victim2.txt"),
@@ -672,12 +681,12 @@ def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
         "elsewhere/page.html",
     ]
     manifest["pages"].update({path: ["", "", 4] for path in bad})
-    (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    path.write_text(json.dumps(manifest), encoding="utf-8")
     code, stdout, stderr = _cli("site", "--out", str(out), "-o", str(folder))
     assert code == 0
     assert ", 0 removed;" in stdout
     assert sorted(p.name for p in victims.iterdir()) == sorted(names)
-    ignored, kept = f"in {MANIFEST}; ignored", f"in {MANIFEST}; not removed"
+    ignored, kept = f"in {path.name}; ignored", f"in {path.name}; not removed"
     assert stderr.splitlines() == [
         f"warning: page {path!r}: {why}; {outcome}"
         for path, why, outcome in [
@@ -687,9 +696,7 @@ def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
             (bad[3], "elsewhere is a symbolic link: not followed", kept),
         ]
     ]
-    assert (
-        json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["pages"].keys().isdisjoint(bad)
-    )
+    assert json.loads(path.read_text(encoding="utf-8"))["pages"].keys().isdisjoint(bad)
 
 
 def test_a_link_in_the_site_folder_is_not_written_through(tmp_path: Path) -> None:
