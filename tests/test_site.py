@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import RAW, REALDATA
+from conftest import FIXTURES, RAW, REALDATA
 
 from pipeline import ingest
 from pipeline.cli import cli
@@ -718,7 +718,10 @@ def test_a_link_in_the_site_folder_is_not_written_through(tmp_path: Path) -> Non
 def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path: Path) -> None:
     """Site, feed and changelogs of a raw folder under a temporary path name no such path.
 
-    A ruling's markup and control characters are shown as text, never as markup.
+    Run pages name the files as the dataset does (relative to the raw folder); the card
+    page's Oracle block and the feed's Oracle entries are among the pages searched. A
+    ruling's or an Oracle text's markup and control characters are shown as text, never as
+    markup.
     """
     where = tmp_path / "machine-path-7f3a"
     raw, out, site = where / "raw", where / "normalized", where / "site"
@@ -730,7 +733,14 @@ def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path:
         f' "o-1", "source": "wotc", "published_at": "2024-02-02", "comment": {hostile}}}]}}',
         encoding="utf-8",
     )
+    cards = FIXTURES / "raw"
+    shutil.copy(cards / "mtgjson-tsp-cards-2022.json", raw / "TSP.json")
     ingest([raw], out=out)
+    later = json.loads((cards / "mtgjson-tsp-cards-2025.json").read_text(encoding="utf-8"))
+    for card in later["data"]["cards"]:
+        if card["name"] == "Rift Bolt":  # an Oracle change whose new text is markup
+            card["text"] += "\n<script>alert(1)</script> & <img src=x onerror=alert(2)>"
+    (raw / "TSP.json").write_text(json.dumps(later), encoding="utf-8")
     (raw / "rift-bolt.txt").write_text(
         (RAW / "001_ca7dd0badab20c1e.txt").read_text("utf-8").replace("face up", "face down")
         + "\n2024-02-02\n\n<script>alert(1)</script> & <img src=x onerror=alert(2)>\n",
@@ -753,6 +763,14 @@ def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path:
             assert not re.search(r"(?<!\\)<(script>alert|img src=x)", text), path
     pages = "".join(p.read_text("utf-8") for p in site.rglob("*.html"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages  # shown, as text
+    card = (site / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
+    assert "From MTGJSON (TSP.json)" in card  # the Oracle block and its history, checked above
+    assert "Oracle history: 2 texts" in card
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img" in card
+    assert "<title>Oracle text of " in (site / "feed.xml").read_text(encoding="utf-8")
+    first, second = ((site / "runs" / f"{n}.html").read_text(encoding="utf-8") for n in (1, 2))
+    assert "<code>TSP.json</code>, <code>r.json</code>, <code>rift-bolt.txt</code></p>" in first
+    assert "<code>TSP.json</code>, <code>rift-bolt.txt</code></p>" in second  # r.json unchanged
 
 
 @pytest.fixture(scope="module")
