@@ -132,7 +132,8 @@ def test_oracle_changes_are_news(oracle_site: Path, tmp_path: Path) -> None:
     home = _section((oracle_site / "index.html").read_text(encoding="utf-8"), "latest")
     assert home.count('<article class="oracle"') == 2
     assert '<a href="runs/2.html#o-' in home
-    assert "<del>~</del> → <ins>this ~</ins> (2 cards)" in run_page
+    assert "<h3>Oracle text of 2 cards: <del>~</del> → <ins>this ~</ins></h3>" in run_page
+    assert "\n<del>Amrou Seekers</del> <ins>This creature</ins> can&#39;t be blocked" in run_page
 
 
 def test_the_home_page_shows_a_few_groups_of_oracle_edits_per_run() -> None:

@@ -482,6 +482,7 @@ def _write_beside(path: Path, content: bytes) -> None:
             return
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f"{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # as the pages are: mkstemp makes it the owner's alone
         with os.fdopen(fd, "wb") as file:
             file.write(content)
         Path(temporary).replace(path)

@@ -80,22 +80,10 @@ class Oracle:
     earlier: tuple[OracleText, ...] = ()
 
     @property
-    def steps(self) -> tuple[tuple[OracleText, OracleText, tuple[tuple[str, str], ...]], ...]:
-        """Each earlier text, the text that followed it and their lines paired, newest first.
-
-        Texts of as many lines are paired line by line (the diff keeps the line breaks);
-        otherwise the pair is the two whole texts.
-        """
+    def steps(self) -> tuple[tuple[OracleText, OracleText], ...]:
+        """Each earlier text with the text that followed it, newest first."""
         texts = (*self.earlier, self.current)
-        return tuple(
-            (before, after, _lines(before.rendered, after.rendered))
-            for before, after in reversed(tuple(pairwise(texts)))
-        )
-
-
-def _lines(old: str, new: str) -> tuple[tuple[str, str], ...]:
-    a, b = old.split("\n"), new.split("\n")
-    return tuple(zip(a, b, strict=True)) if len(a) == len(b) else ((old, new),)
+        return tuple(reversed(tuple(pairwise(texts))))
 
 
 def face(row: dict[str, Any]) -> Face:
