@@ -1,17 +1,21 @@
 """Figures of `pipeline site`: pages, seconds and bytes, built whole and rebuilt after a run.
 
 `python benchmarks/site.py` builds the site of the 22 MTGJSON 2022 set files of
-../shared/realdata (one run) and of a synthetic set file of 30,000 cards (benchmarks/
-corpus.py, ten rulings a card, a tenth of them translations), each: from nothing, again
-with nothing new, and after a one-card run (one ruling of one card reworded in its bulk
-file, which the run reads whole again, as a nightly job would). With Chromium installed it
-also times the index page's search over the 30,000 cards. Prints a table; asserts nothing.
-`--cards N` changes the synthetic size.
+../shared/realdata with the Comprehensive Rules of 2023-11-17 and 2024-02-06 (two runs),
+and of a synthetic set file of 30,000 cards (benchmarks/corpus.py, ten rulings a card, a
+tenth of them translations), each: from nothing, again with nothing new, and after a
+one-card run (one ruling of one card reworded in its bulk file, which the run reads whole
+again, as a nightly job would); the real one also after an Oracle run (MTGJSON's 2025
+build of three Time Spiral cards, tests/fixtures, beside the 2022 TSP.json). Each site's
+search index is weighed (files, bytes, gzipped). With Chromium installed it also times the
+index page's search over the 30,000 cards. Prints a table; asserts nothing. `--cards N`
+changes the synthetic size.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import re
 import shutil
@@ -19,13 +23,20 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from corpus import mtgjson_set
 
 from pipeline.ingest import ingest
 from pipeline.publishing.site import build_site
 
-REALDATA = Path(__file__).resolve().parent.parent.parent / "shared" / "realdata" / "mtgjson-2022"
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+HERE = Path(__file__).resolve().parent
+REALDATA = HERE.parent.parent / "shared" / "realdata" / "mtgjson-2022"
+RULES = REALDATA.parent / "comprules"
+ORACLE_2025 = HERE.parent / "tests" / "fixtures" / "raw" / "mtgjson-tsp-cards-2025.json"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 _MEASURE = """
 (function () {
@@ -67,14 +78,53 @@ def _reword(path: Path, card: str) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
-def scenario(title: str, raw: Path, card: str, set_file: Path, work: Path) -> Path:
-    """Ingest RAW, build, rebuild, reword CARD in SET_FILE, ingest, rebuild: print each."""
+def weigh(folder: Path) -> None:
+    """The site's files, and its search index: files, bytes, gzipped, the list a search loads."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    search = [p for p in files if p.parent.name == "search"]
+    size = sum(p.stat().st_size for p in files)
+    weight = sum(p.stat().st_size for p in search)
+    zipped = sum(len(gzip.compress(p.read_bytes())) for p in search)
+    docs = folder / "search" / "docs.js"
+    listed = docs.stat().st_size if docs.is_file() else 0
+    print(
+        f"    {len(files):,} files ({len(files) - len(search):,} pages, {len(search)} search "
+        f"files), {size / 1e6:.1f} MB; search index {weight / 1e6:.2f} MB "
+        f"({zipped / 1e6:.2f} MB gzipped), its list docs.js {listed / 1e3:.0f} KB"
+    )
+
+
+def scenario(
+    title: str,
+    raw: Path,
+    card: str,
+    set_file: Path,
+    work: Path,
+    *,
+    then: Callable[[], None] | None = None,
+    oracle: Callable[[], None] | None = None,
+) -> Path:
+    """Ingest RAW, build, rebuild, reword CARD in SET_FILE, ingest, rebuild: print each.
+
+    THEN changes RAW for a second run before the first build (the next rules release);
+    ORACLE changes it for a run of its own, and a rebuild, before the one-card run.
+    """
     out, folder = work / "normalized", work / "site"
     start = time.perf_counter()
     ingest([raw], out=out)
-    print(f"{title} (first ingest {time.perf_counter() - start:.1f} s)")
+    if then is not None:
+        then()
+        ingest([raw], out=out)
+    print(f"{title} (ingest {time.perf_counter() - start:.1f} s)")
     _row("full build", *_timed(out, folder))
+    weigh(folder)
     _row("rebuild, nothing new", *_timed(out, folder))
+    if oracle is not None:
+        oracle()
+        ingest([raw], out=out)
+        seconds, report = _timed(out, folder)
+        _row("rebuild after an Oracle run (3 cards)", seconds, report)
+        print(f"    written: {', '.join(getattr(report, 'written', ()))}")
     _reword(set_file, card)
     ingest([raw], out=out)
     seconds, report = _timed(out, folder)
@@ -116,8 +166,26 @@ def main() -> None:
         root = Path(tmp)
         if REALDATA.is_dir():
             raw = root / "real" / "raw"
-            shutil.copytree(REALDATA, raw)
-            scenario("22 MTGJSON 2022 set files", raw, "Rift Bolt", raw / "TSP.json", root / "real")
+            shutil.copytree(REALDATA, raw / "sets")
+            (raw / "rules").mkdir()
+            shutil.copy(RULES / "2023-11-17.txt", raw / "rules")
+
+            def next_release() -> None:
+                (raw / "rules" / "2023-11-17.txt").unlink()
+                shutil.copy(RULES / "2024-02-06.txt", raw / "rules")
+
+            def oracle_2025() -> None:
+                shutil.copy(ORACLE_2025, raw / "sets" / "TSP-2025.json")
+
+            scenario(
+                "22 MTGJSON 2022 set files, the rules of 2023-11-17 then 2024-02-06",
+                raw,
+                "Rift Bolt",
+                raw / "sets" / "TSP.json",
+                root / "real",
+                then=next_release,
+                oracle=oracle_2025,
+            )
         else:
             print("(../shared/realdata is not beside this checkout: the real sets are skipped)")
         raw = root / "synthetic" / "raw"

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import RAW, REALDATA
+from conftest import FIXTURES, RAW, REALDATA
 
 from pipeline import ingest
 from pipeline.cli import cli
 from pipeline.publishing.dataset import load_changeset
 from pipeline.publishing.render import render_markdown
 from pipeline.publishing.render_html import render_html
-from pipeline.publishing.site import MANIFEST, build_site
+from pipeline.publishing.site import MANIFEST, beside, build_site
 from pipeline.publishing.site_pages import Earlier, _one_per_ruling
 from pipeline.publishing.slugs import readable, slugs
 
@@ -143,6 +143,12 @@ def _page(path: Path) -> _Page:
     parser = _Page()
     parser.feed(path.read_text(encoding="utf-8"))
     return parser
+
+
+def _copy_site(site: Path, folder: Path) -> None:
+    """Copy the site in SITE to FOLDER with its manifest (beside it, not in it)."""
+    shutil.copytree(site, folder)
+    shutil.copy(beside(site)[0], beside(folder)[0])
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -269,6 +275,7 @@ def test_two_builds_are_byte_identical(dataset: Path, site: Path, tmp_path: Path
     report = build_site(dataset, again)
     assert report.full
     assert _files(again) == _files(site)
+    assert beside(again)[0].read_bytes() == beside(site)[0].read_bytes()
     before = {p: p.stat().st_mtime_ns for p in again.rglob("*") if p.is_file()}
     report = build_site(dataset, again)
     assert not report.full
@@ -290,7 +297,7 @@ def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
     """
     out, folder = tmp_path / "normalized", tmp_path / "site"
     shutil.copytree(history[0], out, symlinks=True)
-    shutil.copytree(history[1], folder)
+    _copy_site(history[1], folder)
     old_ids = [e.findtext(f"{ATOM}id") for e in _feed(folder).findall(f"{ATOM}entry")]
     mtimes = {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
     _rift_bolt_run(
@@ -312,8 +319,9 @@ def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
         "index.html",
         "runs/index.html",
         "feed.xml",
-        MANIFEST,
     }
+    assert not (folder / MANIFEST).exists()  # beside the folder, with the build's run in it
+    assert json.loads(beside(folder)[0].read_text(encoding="utf-8"))["last_run"] == 4
     page = (folder / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
     assert "It <del>doesn&#39;t</del> <ins>does not</ins> matter why" in page
     new_ids = [e.findtext(f"{ATOM}id") for e in _feed(folder).findall(f"{ATOM}entry")]
@@ -327,7 +335,7 @@ def test_a_run_that_touches_one_card_rewrites_only_what_it_should(
 def test_a_page_removed_by_hand_comes_back(dataset: Path, site: Path, tmp_path: Path) -> None:
     """A card page missing from the folder is made again; nothing else is written."""
     folder = tmp_path / "site"
-    shutil.copytree(site, folder)
+    _copy_site(site, folder)
     (folder / "cards" / "rift-bolt.html").unlink()
     report = build_site(dataset, folder)
     assert report.written == ("cards/rift-bolt.html",)
@@ -653,7 +661,7 @@ def _seed_site(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
-    """Page paths of `.site.json` that leave the folder, or go through a link, are ignored.
+    """Page paths of the manifest that leave the folder, or go through a link, are ignored.
 
     Absolute, `..`, and through a link in the folder: each named on stderr, none removed.
     """
@@ -664,7 +672,8 @@ def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
     for name in names:
         (victims / name).write_text("mine", encoding="utf-8")
     (folder / "elsewhere").symlink_to(victims)
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    path = beside(folder)[0]
+    manifest = json.loads(path.read_text(encoding="utf-8"))
     bad = [
         "../victims/victim1.txt",
         str(victims / "victim2.txt"),
@@ -672,12 +681,12 @@ def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
         "elsewhere/page.html",
     ]
     manifest["pages"].update({path: ["", "", 4] for path in bad})
-    (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    path.write_text(json.dumps(manifest), encoding="utf-8")
     code, stdout, stderr = _cli("site", "--out", str(out), "-o", str(folder))
     assert code == 0
     assert ", 0 removed;" in stdout
     assert sorted(p.name for p in victims.iterdir()) == sorted(names)
-    ignored, kept = f"in {MANIFEST}; ignored", f"in {MANIFEST}; not removed"
+    ignored, kept = f"in {path.name}; ignored", f"in {path.name}; not removed"
     assert stderr.splitlines() == [
         f"warning: page {path!r}: {why}; {outcome}"
         for path, why, outcome in [
@@ -687,9 +696,7 @@ def test_the_manifest_removes_nothing_outside_the_site(tmp_path: Path) -> None:
             (bad[3], "elsewhere is a symbolic link: not followed", kept),
         ]
     ]
-    assert (
-        json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["pages"].keys().isdisjoint(bad)
-    )
+    assert json.loads(path.read_text(encoding="utf-8"))["pages"].keys().isdisjoint(bad)
 
 
 def test_a_link_in_the_site_folder_is_not_written_through(tmp_path: Path) -> None:
@@ -711,7 +718,10 @@ def test_a_link_in_the_site_folder_is_not_written_through(tmp_path: Path) -> Non
 def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path: Path) -> None:
     """Site, feed and changelogs of a raw folder under a temporary path name no such path.
 
-    A ruling's markup and control characters are shown as text, never as markup.
+    Run pages name the files as the dataset does (relative to the raw folder); the card
+    page's Oracle block and the feed's Oracle entries are among the pages searched. A
+    ruling's or an Oracle text's markup and control characters are shown as text, never as
+    markup.
     """
     where = tmp_path / "machine-path-7f3a"
     raw, out, site = where / "raw", where / "normalized", where / "site"
@@ -723,7 +733,14 @@ def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path:
         f' "o-1", "source": "wotc", "published_at": "2024-02-02", "comment": {hostile}}}]}}',
         encoding="utf-8",
     )
+    cards = FIXTURES / "raw"
+    shutil.copy(cards / "mtgjson-tsp-cards-2022.json", raw / "TSP.json")
     ingest([raw], out=out)
+    later = json.loads((cards / "mtgjson-tsp-cards-2025.json").read_text(encoding="utf-8"))
+    for card in later["data"]["cards"]:
+        if card["name"] == "Rift Bolt":  # an Oracle change whose new text is markup
+            card["text"] += "\n<script>alert(1)</script> & <img src=x onerror=alert(2)>"
+    (raw / "TSP.json").write_text(json.dumps(later), encoding="utf-8")
     (raw / "rift-bolt.txt").write_text(
         (RAW / "001_ca7dd0badab20c1e.txt").read_text("utf-8").replace("face up", "face down")
         + "\n2024-02-02\n\n<script>alert(1)</script> & <img src=x onerror=alert(2)>\n",
@@ -746,6 +763,14 @@ def test_nothing_published_names_the_building_machine_or_runs_its_text(tmp_path:
             assert not re.search(r"(?<!\\)<(script>alert|img src=x)", text), path
     pages = "".join(p.read_text("utf-8") for p in site.rglob("*.html"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages  # shown, as text
+    card = (site / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
+    assert "From MTGJSON (TSP.json)" in card  # the Oracle block and its history, checked above
+    assert "Oracle history: 2 texts" in card
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img" in card
+    assert "<title>Oracle text of " in (site / "feed.xml").read_text(encoding="utf-8")
+    first, second = ((site / "runs" / f"{n}.html").read_text(encoding="utf-8") for n in (1, 2))
+    assert "<code>TSP.json</code>, <code>r.json</code>, <code>rift-bolt.txt</code></p>" in first
+    assert "<code>TSP.json</code>, <code>rift-bolt.txt</code></p>" in second  # r.json unchanged
 
 
 @pytest.fixture(scope="module")
@@ -877,15 +902,16 @@ def test_a_card_page_marks_its_latest_change_and_folds_redatings(
 ) -> None:
     """Run 3's two amendments of Rift Bolt's rulings are marked, each with its word diff.
 
-    No re-dating is repeated at length; the place for the Oracle text is there, marked.
+    No re-dating is repeated at length; the Oracle text, from the real TSP file, is above.
     """
     page = (history[1] / "cards" / "rift-bolt.html").read_text(encoding="utf-8")
-    today = page[page.index('<section id="today">') : page.index("</section>")]
+    start = page.index('<section id="today">')
+    today = page[start : page.index("</section>", start)]
     assert today.count('<span class="badge warn">amended in run 3</span>') == 2
     assert "face up<ins>, always.</ins>" in today or "<ins>up, always.</ins>" in today
     assert "<time>" in today
-    template = Path(__file__).parent.parent / "pipeline" / "publishing" / "templates"
-    assert "ORACLE TEXT" in (template / "card.html").read_text(encoding="utf-8")
+    oracle = page[page.index('<section id="oracle"') : page.index('<section id="today">')]
+    assert "From MTGJSON (TSP.json), as of <time>2022-04-25</time>" in oracle  # the real TSP
     assert "Re-dated " not in page.split('id="earlier"', 1)[-1]  # folded above, if any
 
 

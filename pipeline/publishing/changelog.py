@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
@@ -101,6 +102,11 @@ class OracleEdit:
     old_text: str
     new_text: str
     new_date: dt.date | None
+
+    @property
+    def key(self) -> str:
+        """A short digest of the edits: one run's groups never share an edit, so never a key."""
+        return hashlib.sha256(repr(self.edits).encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,12 @@ from elsewhere, and the content reads without JavaScript.
 
 The build is a pure function of the dataset's version in force: the same version gives
 the same bytes. A rebuild renders only what may have changed and writes a page only if
-its bytes differ (a temporary file, then os.replace). A manifest in the folder (.site.json)
-remembers the run it was built from and, for each card and rule page, a digest of the
-inputs it takes from outside its own history and a digest of its record: a card a later
-run did not touch, whose outside inputs are the same, is not even read again.
+its bytes differ (a temporary file, then os.replace). A manifest beside the folder
+(`.NAME.site.json` for a folder NAME) remembers the run it was built from and, for each
+card and rule page, a digest of the inputs it takes from outside its own history and a
+digest of its record: a card a later run did not touch, whose outside inputs are the same,
+is not even read again. The manifest and the build's lock (`.NAME.site.lock`) sit beside
+the folder so that the folder holds only what is published.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +31,7 @@ import filelock
 import jinja2
 
 from pipeline.errors import LockBusyError, PipelineError, UsageError
-from pipeline.publishing.feed import feed, latest, newest, short
+from pipeline.publishing.feed import feed, latest, newest, on_home, short
 from pipeline.publishing.render_html import summary, timeline
 from pipeline.publishing.sections import Listed, chapters
 from pipeline.publishing.site_data import SiteData, load_site
@@ -46,11 +49,12 @@ from pipeline.publishing.site_tables import plain_rows, rule_order
 from pipeline.publishing.templating import Links, render, template_sources
 from pipeline.reading.read import escaped
 
-MANIFEST = ".site.json"
+MANIFEST = ".site.json"  # the manifest beside the folder ends so; in it, before (legacy)
 LOCK = ".site.lock"
 _FORMAT = 1
 FEED_ENTRIES = 100  # the newest changes the feed carries (rule-change groups, rules changes)
 LATEST = 20  # the newest changes the home page shows
+LATEST_ORACLE = 5  # of which at most so many groups of Oracle edits of one run
 
 
 class SiteLinks(Links):
@@ -99,13 +103,29 @@ class SiteReport:
     warnings: tuple[str, ...] = ()  # page paths refused: out of the folder, through a link
 
 
+def beside(folder: Path) -> tuple[Path, Path]:
+    """The manifest and the lock of the site in FOLDER: `.NAME.site.json`, `.NAME.site.lock`.
+
+    They sit beside the folder, not in it, so that what is in it is the site to publish.
+    """
+    # "site/", "." and ".." named as the folder they are; not resolve(): a link named as the
+    # folder keeps its manifest beside the link.
+    whole = Path(os.path.abspath(folder))  # noqa: PTH100 - see above
+    if not whole.name:
+        shown = escaped(str(folder))
+        msg = f"{shown}: the site needs a folder with a name; give -o another folder"
+        raise UsageError(msg)
+    return whole.parent / f".{whole.name}{MANIFEST}", whole.parent / f".{whole.name}{LOCK}"
+
+
 def build_site(out: Path, folder: Path) -> SiteReport:
     """Write (or bring up to date) the static site of the dataset in OUT into FOLDER."""
     data = load_site(out)
-    _check_folder(folder, out)
+    manifest, lock_path = beside(folder)
+    _check_folder(folder, out, manifest)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(folder / LOCK)
+        lock = filelock.FileLock(lock_path)
         lock.acquire(timeout=0)
     except filelock.Timeout as exc:
         shown = escaped(str(folder))
@@ -115,15 +135,21 @@ def build_site(out: Path, folder: Path) -> SiteReport:
         raise _unwritable(folder, exc) from exc
     try:
         with SiteFolder(folder) as files:
-            return _Build(data, folder, files).run()
+            return _Build(data, folder, files, manifest).run()
     except OSError as exc:
         raise _unwritable(folder, exc) from exc
     finally:
         lock.release()
 
 
-def _check_folder(folder: Path, out: Path) -> None:
-    """Refuse a site folder that is a file, the dataset, or a folder of other files."""
+def _check_folder(folder: Path, out: Path, manifest: Path) -> None:
+    """Refuse a site folder that is a file, the dataset, or a folder of other files.
+
+    A folder is a site when its manifest (MANIFEST, beside it) names every entry in it,
+    each as a page or a folder of pages; or when it holds the manifest of an older build
+    (`.site.json`, in it). A manifest left beside a folder that now holds other files does
+    not make it a site.
+    """
     shown = escaped(str(folder))
     if folder.exists() and not folder.is_dir():
         msg = f"{shown}: not a folder; give -o a new or empty folder"
@@ -131,14 +157,41 @@ def _check_folder(folder: Path, out: Path) -> None:
     if folder.resolve() == out.resolve():
         msg = f"{shown}: that is the dataset folder; give -o another folder"
         raise UsageError(msg)
-    if folder.is_dir() and not (folder / MANIFEST).exists():
-        others = [p.name for p in folder.iterdir() if p.name != LOCK]
-        if others:
-            msg = (
-                f"{shown}: holds files `pipeline site` did not write (no {MANIFEST}); "
-                "give -o a new or empty folder"
-            )
-            raise UsageError(msg)
+    if not folder.is_dir() or (folder / MANIFEST).is_file():
+        return
+    entries = {p.name for p in folder.iterdir()} - {LOCK}
+    if not entries:
+        return
+    listed = _listed(manifest)
+    if listed is None:
+        why = f"no {manifest.name} beside it"
+    else:
+        others = sorted(entries - listed)
+        if not others:
+            return
+        named = ", ".join(escaped(name) for name in others[:3])
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""  # noqa: PLR2004 - three named
+        why = f"{named}{more} not in {manifest.name}"
+    msg = (
+        f"{shown}: holds files `pipeline site` did not write ({why}); give -o a new or empty folder"
+    )
+    raise UsageError(msg)
+
+
+def _listed(manifest: Path) -> set[str] | None:
+    """The entries of a site folder its MANIFEST names (each page's first component).
+
+    None if there is no manifest or it lists no pages. Any format's manifest will do: a
+    build of another version of this package still knows the site is its own.
+    """
+    try:
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    pages = found.get("pages") if isinstance(found, dict) else None
+    if not isinstance(pages, dict):
+        return None
+    return {path.split("/", 1)[0] for path in pages if isinstance(path, str)}
 
 
 def _unwritable(path: Path, exc: OSError) -> PipelineError:
@@ -148,17 +201,20 @@ def _unwritable(path: Path, exc: OSError) -> PipelineError:
 class _Build:
     """One build: the pages it renders, the manifest it keeps, the files it writes."""
 
-    def __init__(self, data: SiteData, folder: Path, files: SiteFolder) -> None:
-        self.data, self.folder, self.files = data, folder, files
+    def __init__(self, data: SiteData, folder: Path, files: SiteFolder, manifest: Path) -> None:
+        self.data, self.folder, self.files, self.manifest = data, folder, files, manifest
         self.warnings: dict[str, None] = {}  # in order, each once
-        old = _read_manifest(folder)
+        self.legacy = (folder / MANIFEST).is_file()  # an older build's manifest, in the folder
+        old = _read_manifest(manifest)
+        if old is None and self.legacy:
+            old = _read_manifest(folder / MANIFEST)
         self.old_pages: dict[str, list[Any]] = {}
         for path, entry in (old.get("pages", {}) if old else {}).items():
             reason = unsafe(path)
             if reason is None:
                 self.old_pages[path] = entry
             else:
-                self._warn(UnsafePathError(path, reason), f"in {MANIFEST}; ignored")
+                self._warn(UnsafePathError(path, reason), f"in {manifest.name}; ignored")
         since = int(old.get("last_run", 0)) if old else 0
         self.full = (
             old is None
@@ -222,7 +278,7 @@ class _Build:
             links=SiteLinks(data, ""),
             cards=data.cards,
             langs=langs,
-            items=items[:LATEST],
+            items=on_home(items, LATEST, LATEST_ORACLE),
             runs=data.runs,
             latest=data.runs[-1] if data.runs else None,
             rules=len(data.rules),
@@ -242,14 +298,20 @@ class _Build:
             "dataset": _identity(data, data.version.last_run),
             "pages": dict(sorted(self.pages.items())),
         }
-        self._write(
-            MANIFEST, json.dumps(manifest, indent=0, sort_keys=True).encode("utf-8") + b"\n"
+        _write_beside(
+            self.manifest, json.dumps(manifest, indent=0, sort_keys=True).encode("utf-8") + b"\n"
         )
+        if self.legacy:  # the manifest and lock an older build kept in the folder: now beside it
+            for name in (MANIFEST, LOCK):
+                try:
+                    self.files.remove(name)
+                except UnsafePathError as exc:
+                    self._warn(exc, "not removed")
         return SiteReport(
             self.folder,
             len(self.pages),
             self.rendered,
-            tuple(w for w in self.written if w != MANIFEST),
+            tuple(self.written),
             removed,
             sum(int(p[2]) for p in self.pages.values()),
             self.full,
@@ -401,7 +463,7 @@ class _Build:
             try:
                 self.files.remove(path)
             except UnsafePathError as exc:
-                self._warn(exc, f"in {MANIFEST}; not removed")
+                self._warn(exc, f"in {self.manifest.name}; not removed")
                 continue
             except OSError as exc:
                 raise _unwritable(self.folder / path, exc) from exc
@@ -409,10 +471,31 @@ class _Build:
         return tuple(gone)
 
 
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
+def _write_beside(path: Path, content: bytes) -> None:
+    """Write CONTENT to PATH (beside the folder) unless it holds those bytes already.
+
+    A temporary file in the same folder, then a rename: a link at PATH is replaced, not
+    followed.
+    """
+    with contextlib.suppress(OSError):
+        if path.read_bytes() == content:
+            return
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f"{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o644)  # as the pages are: mkstemp makes it the owner's alone
+        with os.fdopen(fd, "wb") as file:
+            file.write(content)
+        Path(temporary).replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            Path(temporary).unlink()
+        raise
+
+
+def _read_manifest(path: Path) -> dict[str, Any] | None:
     """The manifest of an earlier build, or None (none, unreadable, of another format)."""
     try:
-        found = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        found = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(found, dict) or found.get("format") != _FORMAT:

@@ -9,8 +9,7 @@ runs a rebuild has not seen (touched).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
-from pathlib import PurePath
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -36,6 +35,7 @@ from pipeline.publishing.dataset import (
     translated_names,
 )
 from pipeline.publishing.sections import section_titles
+from pipeline.publishing.site_oracle import Oracle, oracle_cards
 from pipeline.publishing.site_tables import (
     citations,
     current_counts,
@@ -102,8 +102,9 @@ class Run:
     files_rejected: int
     rulings_read: int
     new_keys: int
-    inputs: tuple[str, ...]
+    inputs: tuple[str, ...]  # the files it read, as the dataset names them (source_path)
     changeset: Changeset
+    rejected: tuple[str, ...] = ()  # the files it rejected, named so
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,7 @@ class SiteData:
     events: pa.Table  # every run's changes but first sightings, plain types
     rulings: pa.Table  # every ruling, rule and glossary entry, weighed (today.py)
     translated_names: Mapping[str, str]  # each translated name with its card's English name
+    oracle: dict[str, Oracle] = field(default_factory=dict)  # each card's Oracle, where known
 
     def iter_histories(
         self, cards: set[str]
@@ -262,6 +264,7 @@ def load_site(out: Path) -> SiteData:
         events=events,
         rulings=rulings,
         translated_names=translated_names(version),
+        oracle=oracle_cards(version, slug_of),
     )
 
 
@@ -281,6 +284,7 @@ def _runs(
     linked = pa.Table.from_pylist(translations, schema=TABLES["translations"])
     held = {int(p["run"][0].as_py()): p for p in parts if p.num_rows}
     empty = in_memory("changes").empty_table()
+    read = _files_read(version)
     runs = []
     for r in sorted(version.table("runs").to_pylist(), key=lambda r: r["run"]):
         part = held.get(r["run"], empty)
@@ -297,8 +301,9 @@ def _runs(
                 files_rejected=r["files_rejected"],
                 rulings_read=r["rulings_read"],
                 new_keys=r["new_keys"],
-                inputs=tuple(_published(path) for path in r["inputs"]),
+                inputs=read.get((r["run"], "stored"), ()),
                 changeset=cs,
+                rejected=read.get((r["run"], "rejected"), ()),
             )
         )
     return runs
@@ -309,12 +314,16 @@ def _is_title(text: str) -> bool:
     return len(text) <= _TITLE and not text.rstrip().endswith((".", ":", ")"))
 
 
-def _published(path: str) -> str:
-    """An input as a page names it: its last component (`raw`, `TSP.json`).
+def _files_read(version: store.Version) -> dict[tuple[int, str], tuple[str, ...]]:
+    """The files of each (run, status), by their source_path: relative to their raw root.
 
-    The place on the building machine is left out, as the rows' source paths are relative to it.
+    Never the run's `inputs` (the paths it was given), which are the building machine's.
     """
-    return PurePath(path).name or path
+    files = version.table("files").select(["run", "source_path", "status"])
+    found: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for row in files.to_pylist():
+        found[(row["run"], row["status"])].append(row["source_path"])
+    return {key: tuple(sorted(paths)) for key, paths in found.items()}
 
 
 def _threads(runs: list[Run]) -> tuple[dict[str, Thread], dict[str, tuple[str, ...]]]:

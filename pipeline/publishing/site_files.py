@@ -1,10 +1,11 @@
 """The site folder's files, written and removed only inside it, never through a link.
 
-A page path comes from the build or from the manifest an earlier build left (`.site.json`),
-which anyone who can write the folder can edit: it is trusted for nothing outside the
-folder. A path that is absolute, has a `..` or an empty part, or meets a symbolic link on
-its way is refused. The folder is walked one component at a time from a descriptor of it
-(O_NOFOLLOW), so a link put in place between a check and a write is not followed either.
+A page path comes from the build or from the manifest an earlier build left beside the
+folder (`.NAME.site.json`), which anyone who can write there can edit: it is trusted for
+nothing outside the folder. A path that is absolute, has a `..` or an empty part, or meets
+a symbolic link on its way is refused. The folder is walked one component at a time from
+a descriptor of it (O_NOFOLLOW), so a link put in place between a check and a write is not
+followed either.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from pipeline.publishing.sections import CHAPTERS
 if TYPE_CHECKING:
     from pipeline.diffing.history import HistoryEntry
     from pipeline.publishing.site_data import SiteData, Thread
+    from pipeline.publishing.site_oracle import Oracle
 
 _NO_DATE = dt.date.min
 
@@ -107,6 +108,7 @@ class CardPage:
     links: tuple[tuple[str, str | None], ...]  # the cards and rules it links, and where
     redated: tuple[Earlier, ...] = ()  # versions only re-dated, folded into one line
     last_run: int = 0  # the latest run that changed the card (0: none since first seen)
+    oracle: Oracle | None = None  # its Oracle text and history, where the dataset has the card
 
     @property
     def fresh(self) -> tuple[Current, ...]:
@@ -122,10 +124,10 @@ class CardPage:
 def card_context(data: SiteData, name: str) -> str:
     """A digest of what a card's page takes from outside its own history.
 
-    Its sources' as-of dates, its translations' rows, the rule-change groups it is in
-    (their cards and the rule changes that explain them), the rules it cites that have a
-    page, and the pages of the cards it links: what a run that does not change the card
-    may still change on its page.
+    Its Oracle text and history, its sources' as-of dates, its translations' rows, the
+    rule-change groups it is in (their cards and the rule changes that explain them), the
+    rules it cites that have a page, and the pages of the cards it links: what a run that
+    does not change the card's rulings may still change on its page.
     """
     threads = [data.threads[g] for g in data.card_threads.get(name, ())]
     linked = sorted({c for t in threads for c, _ in t.cards if c})
@@ -138,6 +140,7 @@ def card_context(data: SiteData, name: str) -> str:
             threads,
             [(c, data.slug_of.get(c)) for c in linked],
             [(r, r in data.rules) for r in data.cited.get(name, ())],
+            data.oracle.get(name),
         )
     )
 
@@ -210,6 +213,7 @@ def card_page(
         links,
         tuple(redated),
         last,
+        data.oracle.get(name),
     )
 
 
