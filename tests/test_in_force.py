@@ -192,6 +192,7 @@ def test_today_holds_one_wording_of_rift_bolt(tmp_path: Path) -> None:
     assert figures["stale_source"] == 15  # MTGJSON's 2022 Rift Bolt rulings
     assert figures["current"] + figures["stale_source"] + figures["historical"] == figures["total"]
     history = CliRunner().invoke(cli, ["history", "Rift Bolt", "--out", str(out)]).output
+    history = history.split("\nOracle text:")[0]  # the rulings' versions, not the card's
     marks = [
         re.search(r"\), (in force|only in a staler source) +\[(\S+)\]", line)
         for line in history.splitlines()

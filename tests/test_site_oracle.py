@@ -110,8 +110,9 @@ def test_oracle_changes_are_news(oracle_site: Path, tmp_path: Path) -> None:
     titles = sorted(e.findtext(f"{ATOM}title") or "" for e in oracle)
     assert titles == [
         (
-            "Oracle text of 2 cards: \u201clast is removed, cast it\u201d \u2192 \u201clast,"
-            " you may play it\u201d; \u201cthe\u201d \u2192 \u201cyou remove the\u201d"
+            "Oracle text of 2 cards: \u201ccast it\u201d \u2192 \u201cyou may play it\u201d;"
+            " \u201cis removed,\u201d \u2192 \u201c,\u201d; \u201cthe\u201d \u2192"
+            " \u201cyou remove the\u201d"
         ),
         "Oracle text of 2 cards: \u201c~\u201d \u2192 \u201cthis ~\u201d",
     ]

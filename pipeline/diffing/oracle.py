@@ -51,6 +51,7 @@ SELF = "~"  # the card's own name in an edit
 _THIS = re.compile(r"\bthis (?:[a-z]+)\b", re.IGNORECASE)
 # An edit's words: the card's own name, a word, or one mark of punctuation (so that "~." and
 # "~:" are "~" followed by a mark: the same self-reference wherever it ends a sentence).
+_MARK_AFTER_SPACE = re.compile(r" ([,.;:!?)'])")
 _WORD = re.compile(r"~|\w[\w'\-]*|[^\w\s]")  # texts are folded first: apostrophes straight
 
 
@@ -256,8 +257,13 @@ def edits(old: str, new: str, names: Iterable[str]) -> list[tuple[str, str]]:
             i2, j2 = i2 + 1, j2 + 1
         elif i1 > 0 and j1 > 0:  # at the end: the word before
             i1, j1 = i1 - 1, j1 - 1
-        found.add((" ".join(a[i1:i2]), " ".join(b[j1:j2])))
+        found.add((_spoken(a[i1:i2]), _spoken(b[j1:j2])))
     return sorted(found)
+
+
+def _spoken(words: list[str]) -> str:
+    """WORDS as text: marks of punctuation against the word before them."""
+    return _MARK_AFTER_SPACE.sub(r"\1", " ".join(words))
 
 
 def _generic(text: str, names: Iterable[str]) -> list[str]:
