@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
+from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -142,26 +143,37 @@ def _rankings(
     if not rows:
         return []
     shortlists = index.shortlists(queries, SHORTLIST, rows)
-    candidates = []
-    for listed, (_, _, own) in zip(shortlists, texts, strict=True):
-        candidates.append((listed, sorted(set(own) - set(listed))))
-    pair_query = np.repeat(
-        np.asarray(rows, dtype=np.int64), [len(a) + len(b) for a, b in candidates]
+    owns = [
+        sorted(set(own) - set(listed))
+        for listed, (_, _, own) in zip(shortlists, texts, strict=True)
+    ]
+    listed_counts = np.fromiter(map(len, shortlists), np.int64, len(shortlists))
+    own_counts = np.fromiter(map(len, owns), np.int64, len(owns))
+    counts = np.stack([listed_counts, own_counts], axis=1).reshape(-1)
+    pair_query = np.repeat(np.repeat(np.asarray(rows, dtype=np.int64), 2), counts)
+    pair_doc = np.fromiter(
+        chain.from_iterable(chain.from_iterable(zip(shortlists, owns, strict=True))),
+        np.int64,
+        int(counts.sum()),
     )
-    pair_doc = np.asarray([i for a, b in candidates for i in (*a, *b)], dtype=np.int64)
-    scores = index.coverage_many(queries, pair_query, pair_doc).tolist()
+    scores = index.coverage_many(queries, pair_query, pair_doc)
+    # Each shortlist best first, equal scores by position (_ordered's order), in one sort
+    # of the batch; the own texts it left out stay in position order.
+    part = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    order = np.lexsort((pair_doc, np.where(part % 2 == 0, -scores, 0.0), part))
+    docs, values = pair_doc[order].tolist(), scores[order].tolist()
     found = []
     at = 0
-    for (listed, own), form in zip(candidates, shapes, strict=True):
-        mine = scores[at : at + len(listed) + len(own)]
-        at += len(listed) + len(own)
+    for listed, own, form in zip(listed_counts.tolist(), own_counts.tolist(), shapes, strict=True):
+        middle, end = at + listed, at + listed + own
         found.append(
             Ranking(
-                tuple(_ordered(zip(listed, mine[: len(listed)], strict=True))),
+                tuple(zip(docs[at:middle], values[at:middle], strict=True)),
                 form,
-                tuple(zip(own, mine[len(listed) :], strict=True)),
+                tuple(zip(docs[middle:end], values[middle:end], strict=True)),
             )
         )
+        at = end
     return found
 
 
