@@ -377,23 +377,17 @@ def decide(
     own = [index.position[h] for h in card_originals if h in index.position]
     ranked = _with_own(ranking, own)
     best, score = ranked[0]
-    versions, near = similar_texts(best, [i for i, _ in ranked[1:]], index)
-    found = {best: (versions, near)}  # for choose(), which may ask for the same
-    # A version of the winner that prints other numbers or symbols than the translation
-    # is another ruling to it: a rival, weaker by how much worse its marks fit.
-    if printed is None and text is not None:
-        printed = marks(text)
-    weight = version_weights(versions, best, printed, index)
-    versions = {i for i in versions if weight(i) >= 1}
-    # Only the versions the words cannot tell from the winner are left to the dates to
-    # choose between: one the translation's words cover clearly less is not what it says.
-    alike = {i for i, value in ranked if i in versions and value >= score - ALIKE_GAP}
+    # Each candidate's versions and near-duplicates, taken when asked: when the card rule
+    # links (choose()), the winner's are asked only if it is the rule's winner too.
+    found: dict[int, tuple[set[int], set[int]]] = {}
 
     def similar(i: int) -> tuple[set[int], set[int]]:
         if i not in found:
             found[i] = similar_texts(i, [j for j, _ in ranked if j != i], index)
         return found[i]
 
+    if printed is None and text is not None:
+        printed = marks(text)
     own_set = set(own)
     if printed is not None and own_set:
         chosen = choose(
@@ -407,6 +401,14 @@ def decide(
         )
         if chosen is not None:
             return Link(*chosen[:3], "card", chosen.versions)
+    versions, near = similar(best)
+    # A version of the winner that prints other numbers or symbols than the translation
+    # is another ruling to it: a rival, weaker by how much worse its marks fit.
+    weight = version_weights(versions, best, printed, index)
+    versions = {i for i in versions if weight(i) >= 1}
+    # Only the versions the words cannot tell from the winner are left to the dates to
+    # choose between: one the translation's words cover clearly less is not what it says.
+    alike = {i for i, value in ranked if i in versions and value >= score - ALIKE_GAP}
     if own_set & (versions | {best}):
         # The winner is the card's own (or a version of it). The form of a text survives
         # translation where its words may not (as many sentences, a like length): the lead
