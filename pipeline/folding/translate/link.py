@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
+from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -142,26 +143,37 @@ def _rankings(
     if not rows:
         return []
     shortlists = index.shortlists(queries, SHORTLIST, rows)
-    candidates = []
-    for listed, (_, _, own) in zip(shortlists, texts, strict=True):
-        candidates.append((listed, sorted(set(own) - set(listed))))
-    pair_query = np.repeat(
-        np.asarray(rows, dtype=np.int64), [len(a) + len(b) for a, b in candidates]
+    owns = [
+        sorted(set(own) - set(listed))
+        for listed, (_, _, own) in zip(shortlists, texts, strict=True)
+    ]
+    listed_counts = np.fromiter(map(len, shortlists), np.int64, len(shortlists))
+    own_counts = np.fromiter(map(len, owns), np.int64, len(owns))
+    counts = np.stack([listed_counts, own_counts], axis=1).reshape(-1)
+    pair_query = np.repeat(np.repeat(np.asarray(rows, dtype=np.int64), 2), counts)
+    pair_doc = np.fromiter(
+        chain.from_iterable(chain.from_iterable(zip(shortlists, owns, strict=True))),
+        np.int64,
+        int(counts.sum()),
     )
-    pair_doc = np.asarray([i for a, b in candidates for i in (*a, *b)], dtype=np.int64)
-    scores = index.coverage_many(queries, pair_query, pair_doc).tolist()
+    scores = index.coverage_many(queries, pair_query, pair_doc)
+    # Each shortlist best first, equal scores by position (_ordered's order), in one sort
+    # of the batch; the own texts it left out stay in position order.
+    part = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    order = np.lexsort((pair_doc, np.where(part % 2 == 0, -scores, 0.0), part))
+    docs, values = pair_doc[order].tolist(), scores[order].tolist()
     found = []
     at = 0
-    for (listed, own), form in zip(candidates, shapes, strict=True):
-        mine = scores[at : at + len(listed) + len(own)]
-        at += len(listed) + len(own)
+    for listed, own, form in zip(listed_counts.tolist(), own_counts.tolist(), shapes, strict=True):
+        middle, end = at + listed, at + listed + own
         found.append(
             Ranking(
-                tuple(_ordered(zip(listed, mine[: len(listed)], strict=True))),
+                tuple(zip(docs[at:middle], values[at:middle], strict=True)),
                 form,
-                tuple(zip(own, mine[len(listed) :], strict=True)),
+                tuple(zip(docs[middle:end], values[middle:end], strict=True)),
             )
         )
+        at = end
     return found
 
 
@@ -365,23 +377,17 @@ def decide(
     own = [index.position[h] for h in card_originals if h in index.position]
     ranked = _with_own(ranking, own)
     best, score = ranked[0]
-    versions, near = similar_texts(best, [i for i, _ in ranked[1:]], index)
-    found = {best: (versions, near)}  # for choose(), which may ask for the same
-    # A version of the winner that prints other numbers or symbols than the translation
-    # is another ruling to it: a rival, weaker by how much worse its marks fit.
-    if printed is None and text is not None:
-        printed = marks(text)
-    weight = version_weights(versions, best, printed, index)
-    versions = {i for i in versions if weight(i) >= 1}
-    # Only the versions the words cannot tell from the winner are left to the dates to
-    # choose between: one the translation's words cover clearly less is not what it says.
-    alike = {i for i, value in ranked if i in versions and value >= score - ALIKE_GAP}
+    # Each candidate's versions and near-duplicates, taken when asked: when the card rule
+    # links (choose()), the winner's are asked only if it is the rule's winner too.
+    found: dict[int, tuple[set[int], set[int]]] = {}
 
     def similar(i: int) -> tuple[set[int], set[int]]:
         if i not in found:
             found[i] = similar_texts(i, [j for j, _ in ranked if j != i], index)
         return found[i]
 
+    if printed is None and text is not None:
+        printed = marks(text)
     own_set = set(own)
     if printed is not None and own_set:
         chosen = choose(
@@ -395,6 +401,14 @@ def decide(
         )
         if chosen is not None:
             return Link(*chosen[:3], "card", chosen.versions)
+    versions, near = similar(best)
+    # A version of the winner that prints other numbers or symbols than the translation
+    # is another ruling to it: a rival, weaker by how much worse its marks fit.
+    weight = version_weights(versions, best, printed, index)
+    versions = {i for i in versions if weight(i) >= 1}
+    # Only the versions the words cannot tell from the winner are left to the dates to
+    # choose between: one the translation's words cover clearly less is not what it says.
+    alike = {i for i, value in ranked if i in versions and value >= score - ALIKE_GAP}
     if own_set & (versions | {best}):
         # The winner is the card's own (or a version of it). The form of a text survives
         # translation where its words may not (as many sentences, a like length): the lead
