@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from peak import own_peak_mib
+from peak import own_peak_mib, rss_mib
 
 HERE = Path(__file__).resolve().parent
 SETS = HERE.parent.parent / "shared" / "realdata" / "mtgjson-2022"
@@ -49,14 +49,6 @@ def build(sets: list[Path], path: Path, copies: int) -> int:
     return count
 
 
-def _rss_mib() -> float:
-    with Path("/proc/self/status").open(encoding="utf-8") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def child(mode: str, paths: list[Path]) -> dict[str, Any]:
     """Run one measurement in this process: MODE over PATHS."""
     from pipeline.folding import card_files  # noqa: PLC0415 - imported before the clock
@@ -68,7 +60,7 @@ def child(mode: str, paths: list[Path]) -> dict[str, Any]:
 
     if mode == "parser-no-cards":  # the cards go by unnoted
         mtgjson._noting = lambda group, _info, _folder: iter(group)  # type: ignore[assignment]  # noqa: SLF001
-    base = _rss_mib()
+    base = rss_mib()
     start = time.perf_counter()
     if mode == "catalog":
         limits = Limits()

@@ -25,20 +25,12 @@ from typing import TYPE_CHECKING
 
 # Every import the timed code makes, made before the clock starts.
 import timed
-from peak import own_peak_mib
+from peak import own_peak_mib, rss_mib
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 _SAMPLE_SECONDS = 0.02
-
-
-def _rss_mib() -> float:
-    with Path("/proc/self/status").open(encoding="utf-8") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def timed_figures(call: Callable[[], None]) -> dict[str, float]:
@@ -65,7 +57,7 @@ def profiled(call: Callable[[], None], top: int) -> str:
                     where = f"{name}.{frame.f_code.co_name}:{frame.f_lineno}"
                     break
                 frame = frame.f_back
-            samples.append((_rss_mib(), where))
+            samples.append((rss_mib(), where))
 
     sampler = threading.Thread(target=sample, daemon=True)
     profile = cProfile.Profile()

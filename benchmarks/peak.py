@@ -23,3 +23,12 @@ def own_peak_mib() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mib() -> float:
+    """The RSS in MiB of the process now (0 where /proc is not there)."""
+    with contextlib.suppress(OSError), Path("/proc/self/status").open(encoding="utf-8") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
