@@ -121,12 +121,16 @@ def write(work: Path) -> None:
 
 
 def _parquet_files(out: Path) -> dict[str, Path]:
-    """The Parquet files of OUT's version in force, of its parts and its cache, by name."""
+    """The Parquet files of OUT's version in force, of its parts and its cache, by name.
+
+    The parts are those of every folder of OUT that is not a link nor `.versions`: each
+    partitioned table's (sightings, changes, ruling_texts, …) and the cache.
+    """
     current = (out / ".current").resolve()
     found = {str(p.relative_to(current)): p for p in current.rglob("*.parquet")}
-    for folder in ("sightings", "changes", ".cache"):
-        if (out / folder).is_dir():
-            found |= {str(p.relative_to(out)): p for p in (out / folder).rglob("*.parquet")}
+    for folder in sorted(out.iterdir()):
+        if folder.is_dir() and not folder.is_symlink() and folder.name != ".versions":
+            found |= {str(p.relative_to(out)): p for p in folder.rglob("*.parquet")}
     return found
 
 

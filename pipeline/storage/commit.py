@@ -32,18 +32,9 @@ from pipeline import interrupts
 from pipeline.columns import replace_column, used_only
 from pipeline.errors import StoreError
 from pipeline.limits import quiet_setting
-from pipeline.schema import (
-    ENCODED_IN_MEMORY,
-    PARTITION_KEY,
-    PARTITIONED,
-    SEGMENTED,
-    TABLES,
-    in_memory,
-    on_disk,
-    with_metadata,
-    written,
-)
+from pipeline.schema import PARTITION_KEY, TABLES, in_memory, on_disk, with_metadata, written
 from pipeline.storage import index, manifest
+from pipeline.storage.kinds import Storage, kind_of, kinds, stored_as
 from pipeline.storage.layout import (
     CURRENT,
     VERSIONED,
@@ -101,8 +92,9 @@ def commit(
     RETAIN_SECONDS for the versions this commit supersedes (recover).
     """
     parts, segments = parts or {}, segments or {}
-    if set(tables) & set(SEGMENTED):
-        msg = f"commit() takes {', '.join(SEGMENTED)} as segments (segments.split)"
+    segmented = stored_as(Storage.SEGMENTS)
+    if set(tables) & set(segmented):
+        msg = f"commit() takes {', '.join(segmented)} as segments (segments.split)"
         raise ValueError(msg)
     try:
         current = _initialise(out)
@@ -117,7 +109,7 @@ def commit(
             for name in sorted(VERSIONED):
                 _checkpoint()
                 target = staging / f"{name}.parquet"
-                if name in SEGMENTED:
+                if kind_of(name).segmented:
                     _stage_segments(current, staging, name, segments.get(name, {}))
                 elif name in tables:
                     _write_durable(target, tables[name], name)
@@ -163,7 +155,7 @@ def _stage_index(
 
     REINDEX indexes every part afresh: STAGING, which has no index yet, stands for CURRENT.
     """
-    staged = {run: staging / _staged(name, run) for name, run in parts if name == "sightings"}
+    staged = {run: staging / _staged(name, run) for name, run in parts if kind_of(name).indexed}
     if reindex:
         found = index.following(out, staging, staged)
     elif staged:
@@ -244,7 +236,7 @@ def recover(out: Path, *, retain: float | None = None) -> None:
             _ensure_link(out, f"{name}.parquet")
         elif (out / f"{name}.parquet").is_symlink():
             (out / f"{name}.parquet").unlink()  # a table the version no longer keeps
-    for name in SEGMENTED:
+    for name in stored_as(Storage.SEGMENTS):
         if (in_force / name).is_dir():
             _ensure_link(out, name)
         elif (out / name).is_symlink():
@@ -254,13 +246,14 @@ def recover(out: Path, *, retain: float | None = None) -> None:
 
 
 def _drop_unknown_parts(out: Path, in_force: Path) -> None:
+    partitioned = stored_as(Storage.PARTS)
     if legacy(out, in_force):
-        for name in PARTITIONED:
+        for name in partitioned:
             shutil.rmtree(out / name, ignore_errors=True)
         return
     runs = pq.read_table(in_force / "runs.parquet", columns=[PARTITION_KEY])[PARTITION_KEY]
     last = pc.max(runs).as_py() or 0
-    for name in PARTITIONED:
+    for name in partitioned:
         for run in part_runs(out, name):
             if run > last:
                 shutil.rmtree(part_path(out, name, run).parent)
@@ -305,7 +298,7 @@ def _check_adoptable(out: Path) -> None:
     empty, and the parts of every run they do not know would be removed as a crashed
     commit's. Nothing is written.
     """
-    entries = [*(f"{name}.parquet" for name in TABLES), *SEGMENTED, CURRENT]
+    entries = [*(f"{name}.parquet" for name in TABLES), *stored_as(Storage.SEGMENTS), CURRENT]
     dangling = sorted(e for e in entries if (out / e).is_symlink() and not (out / e).exists())
     if dangling:
         msg = (
@@ -320,7 +313,7 @@ def _check_adoptable(out: Path) -> None:
         if (runs.is_file())
         else set()
     )
-    for name in PARTITIONED:
+    for name in stored_as(Storage.PARTS):
         unknown = sorted(set(part_runs(out, name)) - known)
         if unknown:
             msg = (
@@ -341,14 +334,15 @@ def _adopt(out: Path, folder: Path) -> Path:
     staging = versions / f"{name_of}.tmp"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    for name in TABLES:
+    for kind in kinds():
+        name = kind.name
         found = folder / f"{name}.parquet"
         target = staging / f"{name}.parquet"
-        if name in SEGMENTED and ((folder / name).is_dir() or not found.is_file()):
+        if kind.segmented and ((folder / name).is_dir() or not found.is_file()):
             _stage_segments(folder, staging, name, {})  # its segments linked, or one empty
         elif found.is_file():
             _link_or_copy(found.resolve(), target)
-        elif name not in PARTITIONED:
+        elif kind.versioned:
             _write_durable(target, in_memory(name).empty_table(), name)
     for seg in index.segment_ids(folder):  # the same parts: the same index (a newer table)
         (staging / index.INDEX).mkdir(exist_ok=True)
@@ -427,14 +421,13 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
     The Arrow schema is not stored: readers take the Parquet types, which are those of
     schema.TABLES, plain strings; the schema version goes in the key-value metadata.
     """
-    schema = written(name)
-    if name in PARTITIONED:  # the run is in the part's folder name, not in its file
+    schema, kind = written(name), kind_of(name)
+    if kind.partitioned:  # the run is in the part's folder name, not in its file
         table = table.drop_columns([PARTITION_KEY])
     for field in schema:  # a sightings part none of whose rows is carried (carry.py)
         if field.name not in table.column_names and field.nullable:
             table = table.append_column(field.name, pa.nulls(table.num_rows, field.type))
-    encoded = ENCODED_IN_MEMORY.get(name, frozenset())
-    columns = [c for c in schema.names if c in encoded or c in _DICTIONARY_COLUMNS]
+    columns = [c for c in schema.names if c in kind.encoded or c in _DICTIONARY_COLUMNS]
     with native_file(path, "wb") as handle:  # Arrow's own file: see layout.native_file
         writer = pq.ParquetWriter(
             handle,

@@ -3,8 +3,9 @@
 A table is stored one of three ways: one file rewritten by each run (`files.parquet`), a
 folder of segments of whole cards of which a run rewrites some (`rulings/000003.parquet`,
 segments.py), or a Hive-partitioned folder of immutable parts, one per run
-(`sightings/run=42/part-0.parquet`). Code asks `kind_of(name).partitioned` rather than
-listing table names; schema.py stays the one place that says which table is which.
+(`sightings/run=42/part-0.parquet`). Code asks `kind_of(name).partitioned`, or loops over
+`kinds()` or the tables `stored_as(Storage.PARTS)`, rather than listing table names;
+schema.py stays the one place that says which table is which.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class TableKind:
 
     CARRIES: its parts hold carried rows (carry.py), expanded from the parts of earlier
     runs. RULING_TEXTS: its rows leave out a text equal to their ruling's (texts.py).
+    INDEXED: its parts have the derived index a card's read goes through (index.py).
     ORDER: its rows' order (schema.ROW_ORDER: the columns, and those whose nulls come
     first), kept across its segments. ENCODED: its columns held dictionary-encoded.
     """
@@ -37,6 +39,7 @@ class TableKind:
     storage: Storage
     carries: bool = False
     ruling_texts: bool = False
+    indexed: bool = False
     order: tuple[list[str], list[str]] | None = None
     encoded: frozenset[str] = frozenset()
 
@@ -63,19 +66,31 @@ def _kind(name: str) -> TableKind:
         storage = Storage.SEGMENTS
     else:
         storage = Storage.FILE
-    # Only sightings parts carry rows and leave texts to their rulings (part.py writes them).
+    # Only sightings parts carry rows and leave texts to their rulings (part.py writes
+    # them), and only they are indexed (index.py).
     sightings = name == "sightings"
     return TableKind(
         name,
         storage,
         carries=sightings,
         ruling_texts=sightings,
+        indexed=sightings,
         order=ROW_ORDER.get(name),
         encoded=ENCODED_IN_MEMORY.get(name, frozenset()),
     )
 
 
 KINDS: dict[str, TableKind] = {name: _kind(name) for name in TABLES}
+
+
+def kinds() -> tuple[TableKind, ...]:
+    """Every table's description, in schema.TABLES's order."""
+    return tuple(KINDS.values())
+
+
+def stored_as(storage: Storage) -> list[str]:
+    """The names of the tables kept as STORAGE, in schema.TABLES's order."""
+    return [kind.name for kind in KINDS.values() if kind.storage is storage]
 
 
 def kind_of(name: str) -> TableKind:

@@ -29,7 +29,7 @@ from pipeline.schema import (
     in_memory,
     written,
 )
-from pipeline.storage.kinds import KINDS, Storage, kind_of
+from pipeline.storage.kinds import Storage, kind_of, kinds, stored_as
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
@@ -40,9 +40,9 @@ VERSIONS = ".versions"
 CURRENT = ".current"
 PART = "part-0.parquet"
 # The tables rewritten by each run: one file, or a folder of segments, per version.
-VERSIONED = tuple(name for name, kind in KINDS.items() if kind.versioned)
-_PARTITIONED = sorted(name for name, kind in KINDS.items() if kind.partitioned)
-_SEGMENTED = [name for name, kind in KINDS.items() if kind.segmented]
+VERSIONED = tuple(kind.name for kind in kinds() if kind.versioned)
+_PARTITIONED = sorted(stored_as(Storage.PARTS))
+_SEGMENTED = stored_as(Storage.SEGMENTS)
 _RUN_FOLDER = re.compile(rf"{PARTITION_KEY}=([1-9][0-9]*)")
 
 

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from pipeline.folding.names import aliases, renamed
-from pipeline.schema import SEGMENTED, in_memory
+from pipeline.schema import in_memory
 from pipeline.storage import layout, segments
+from pipeline.storage.kinds import Storage, stored_as
 from pipeline.storage.segments import groups
 
 if TYPE_CHECKING:
@@ -58,13 +59,13 @@ def load(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> Loaded:
         ]
     )
     chosen = segments.plan(placed, wanted)
-    tables = [
-        pa.concat_tables(
+    tables = {
+        name: pa.concat_tables(
             [in_memory(name).empty_table(), *layout.read_segments(base, name, chosen.load).values()]
         )
-        for name in SEGMENTED
-    ]
+        for name in stored_as(Storage.SEGMENTS)
+    }
     if moved:
-        tables = [renamed(table, english) for table in tables]
-    rulings, state = (layout.ordered(t, n) for t, n in zip(tables, SEGMENTED, strict=True))
+        tables = {name: renamed(table, english) for name, table in tables.items()}
+    rulings, state = (layout.ordered(tables[name], name) for name in ("rulings", "state"))
     return Loaded(base, chosen, rulings, state, english, renames=bool(moved))

@@ -22,7 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.errors import StoreError
-from pipeline.schema import PARTITION_KEY, PARTITIONED, SCHEMA_VERSION
+from pipeline.schema import PARTITION_KEY, SCHEMA_VERSION
+from pipeline.storage.kinds import Storage, stored_as
 from pipeline.storage.layout import VERSIONS, part_path
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def build(
         else:
             entries.append(describe(staging / name, prefix + name))
     last = last_run(staging)
-    for table in sorted(PARTITIONED):
+    for table in sorted(stored_as(Storage.PARTS)):
         for run in range(1, last + 1):
             relative = _relative(out, part_path(out, table, run))
             if (table, run) in staged:
@@ -175,7 +176,8 @@ def _relative(out: Path, path: Path) -> str:
 
 def parts_listed(manifest: Manifest) -> Iterable[tuple[str, int]]:
     """The (table, run) of each part MANIFEST lists."""
+    partitioned = stored_as(Storage.PARTS)
     for path in manifest.files:
         head, _, rest = path.partition(f"/{PARTITION_KEY}=")
-        if head in PARTITIONED and rest.endswith("/part-0.parquet"):
+        if head in partitioned and rest.endswith("/part-0.parquet"):
             yield head, int(rest.split("/", 1)[0])

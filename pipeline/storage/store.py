@@ -18,10 +18,10 @@ import pyarrow.compute as pc
 
 from pipeline.columns import false_if_null
 from pipeline.errors import StoreError
-from pipeline.schema import PARTITION_KEY, SEGMENTED, in_memory
+from pipeline.schema import PARTITION_KEY, in_memory
 from pipeline.storage import layout, manifest, selection
 from pipeline.storage.carry import Content, expanded
-from pipeline.storage.kinds import kind_of
+from pipeline.storage.kinds import Storage, kind_of, stored_as
 from pipeline.storage.lock import check_folder_name
 from pipeline.storage.texts import with_ruling_texts
 
@@ -168,10 +168,11 @@ class Listing:
         for table, run in manifest.parts_listed(listed):
             parts.setdefault(table, set()).add(run)
         segments: dict[str, set[int]] = {}
+        segmented = stored_as(Storage.SEGMENTS)
         for path in listed.files:
             head, _, rest = path.partition(f"{layout.VERSIONS}/{base.name}/")
             table, _, file = rest.partition("/")
-            if not head and table in SEGMENTED and file.removesuffix(".parquet").isdigit():
+            if not head and table in segmented and file.removesuffix(".parquet").isdigit():
                 segments.setdefault(table, set()).add(int(file.removesuffix(".parquet")))
         return cls(
             {t: frozenset(r) for t, r in parts.items()},
@@ -201,7 +202,7 @@ class Version:
         """Table NAME of this version (see read_table for OPTIONS)."""
         options = self._listed(name, options)
         segments = None if self.listing is None else self.listing.segments.get(name, frozenset())
-        if name not in SEGMENTED:
+        if not kind_of(name).segmented:
             segments = None
         return read_table(
             self.out, name, base=self.base, upto=self.last_run, segments=segments, **options

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.schema import IN_FORCE, LOGGED, PARTITION_KEY, RULES_BY_NUMBER, SEGMENTED, TABLES
+from pipeline.schema import IN_FORCE, LOGGED, PARTITION_KEY, RULES_BY_NUMBER, TABLES
 from pipeline.storage import commit, layout, segments, store
 from pipeline.storage.carry import Content
+from pipeline.storage.kinds import Storage, stored_as
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -94,9 +95,7 @@ def write_upgraded(out: Path, outdated: Outdated, *, rulings: pa.Table, state: p
 
     The other tables are migrated as read.
     """
-    tables = {
-        name: store.read_table(out, name) for name in layout.VERSIONED if name not in SEGMENTED
-    }
+    tables = {name: store.read_table(out, name) for name in stored_as(Storage.FILE)}
     whole = segments.plan(segments.Layout(), pa.array([], pa.string()))
     rewritten = segments.split({"rulings": rulings, "state": state}, whole)
     commit.commit(out, tables, outdated.parts, rewritten)

@@ -18,8 +18,9 @@ import pyarrow.parquet as pq
 
 from pipeline.errors import StoreError
 from pipeline.keys import codes, first_rows
-from pipeline.schema import LOGGED, PARTITION_KEY, PARTITIONED, RULING_KEY, SEGMENTED, TABLES
+from pipeline.schema import LOGGED, PARTITION_KEY, RULING_KEY, TABLES
 from pipeline.storage import index, layout, manifest, store, texts
+from pipeline.storage.kinds import Storage, kind_of, stored_as
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
 
 _VERSION_TARGET = re.compile(rf"{re.escape(layout.VERSIONS)}/([0-9]{{6}})")
 _PLACES = pa.schema([pa.field("source_path", pa.string()), TABLES["sightings"].field("position")])
-_ONE_FILE = tuple(name for name in layout.VERSIONED if name not in SEGMENTED)
+_ONE_FILE = stored_as(Storage.FILE)
+_SEGMENTED = stored_as(Storage.SEGMENTS)
+_PARTITIONED = sorted(stored_as(Storage.PARTS))  # faults named in the order of the names
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,7 @@ def check(out: Path) -> Report:
     except (OSError, pa.ArrowInvalid) as exc:  # nothing else can be checked without L
         faults.append(Fault(_rel(out, version / "runs.parquet"), f"does not read ({exc})"))
         return Report(version.name, 0, listed, faults)
-    for name in sorted(PARTITIONED):
+    for name in _PARTITIONED:
         faults += [
             Fault(_rel(out, layout.part_path(out, name, run)), f"part of run {run} > L = {last}")
             for run in layout.part_runs(out, name)
@@ -106,10 +109,10 @@ def _links(out: Path, version: Path) -> list[Fault]:
     ]
     faults += [
         Fault(_rel(out, version / name), "no segment")
-        for name in SEGMENTED
+        for name in _SEGMENTED
         if not layout.segment_ids(version, name)
     ]
-    for entry in [*(f"{name}.parquet" for name in _ONE_FILE), *SEGMENTED]:
+    for entry in [*(f"{name}.parquet" for name in _ONE_FILE), *_SEGMENTED]:
         link = out / entry
         if not link.is_symlink() or link.readlink().as_posix() != f"{layout.CURRENT}/{entry}":
             faults.append(Fault(entry, f"not a link to {layout.CURRENT}/{entry}"))
@@ -136,7 +139,7 @@ def _against_manifest(out: Path, version: Path, faults: list[Fault]) -> int:
         for name in manifest.version_files(version)
         if prefix + name not in found.files
     ]
-    for name in sorted(PARTITIONED):
+    for name in _PARTITIONED:
         for run in layout.part_runs(out, name):
             relative = _rel(out, layout.part_path(out, name, run))
             if run <= found.last_run and relative not in found.files:
@@ -176,8 +179,8 @@ def _runs(out: Path, version: Path, last: int) -> list[Fault]:
         present = {int(r) for r in pc.unique(table[PARTITION_KEY]).to_pylist() if r is not None}
         unknown = sorted(present - known)
         if unknown:
-            where = name if name in SEGMENTED else f"{name}.parquet"
-            faults.append(Fault(_rel(out, version / where), f"rows of unknown runs {unknown}"))
+            where = _rel(out, layout.path_of(version, name))
+            faults.append(Fault(where, f"rows of unknown runs {unknown}"))
     return faults
 
 
@@ -186,7 +189,7 @@ def _segments(out: Path, version: Path, last: int) -> list[Fault]:
     del last
     faults = []
     where: dict[str, dict[str | None, int]] = {}
-    for name in SEGMENTED:
+    for name in _SEGMENTED:
         seen: dict[str | None, int] = {}
         for seg, table in layout.read_segments(
             version, name, layout.segment_ids(version, name)
@@ -380,8 +383,8 @@ def file_fault(out: Path, relative: str, table: str, run: int | None = None) -> 
     try:
         if run is None:
             store.read_table(out, table, base=path.parent)
-        elif table == "sightings":
-            layout.read_part(path, run)
+        elif kind_of(table).carries:  # as stored: its carried rows' bases may be what is bad
+            layout.read_file(path, table, run=run, raw=True)
         else:
             list(store.iter_parts(out, table, base=version, runs=[run]))
     except StoreError as exc:
@@ -398,7 +401,7 @@ def primary_faults(out: Path) -> list[Fault]:
         return faults
     last = manifest.last_run(version)
     listed = manifest.read(version)
-    for name in sorted(PARTITIONED):
+    for name in _PARTITIONED:
         runs = set(layout.part_runs(out, name))
         if listed is not None:
             runs |= {run for table, run in manifest.parts_listed(listed) if table == name}
