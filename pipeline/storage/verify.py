@@ -167,14 +167,14 @@ def entry_fault(out: Path, entry: manifest.Entry) -> Fault | None:
 
 
 def _runs(out: Path, version: Path, last: int) -> list[Fault]:
-    """§9, 7-8: runs 1 … L; every file's, part's and state row's run among them."""
+    """§9, 7-8: runs 1 … L; every file's, part's, state row's and card's run among them."""
     faults = []
     stored = store.read_table(out, "runs", base=version)[PARTITION_KEY].to_pylist()
     runs = [int(r) for r in stored if r is not None]
     if sorted(runs) != list(range(1, last + 1)):
         faults.append(Fault(_rel(out, version / "runs.parquet"), f"runs {runs} are not 1 … {last}"))
     known = set(runs)
-    for name in ("files", "state"):
+    for name in ("files", "state", "cards"):
         table = store.read_table(out, name, base=version)
         present = {int(r) for r in pc.unique(table[PARTITION_KEY]).to_pylist() if r is not None}
         unknown = sorted(present - known)
