@@ -6,7 +6,8 @@ import datetime as dt
 
 import pyarrow as pa
 
-from pipeline.diffing.oracle import Reading, edits, oracle_run
+from pipeline.diffing.oracle import Reading, oracle_run
+from pipeline.diffing.oracle_text import edits
 from pipeline.models import CardFace, CardFacts
 from pipeline.schema import CARD_VERSIONS
 

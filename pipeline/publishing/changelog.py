@@ -16,7 +16,7 @@ from pipeline.columns import false_if_null, strings
 from pipeline.diffing.diff import ChangeType, Match
 from pipeline.diffing.history import is_rule_change
 from pipeline.diffing.oracle import KIND as ORACLE
-from pipeline.diffing.oracle import edits
+from pipeline.diffing.oracle_text import edits
 from pipeline.publishing.titles import title_at
 from pipeline.text.words import counted
 

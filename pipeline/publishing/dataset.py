@@ -21,7 +21,8 @@ from pipeline.diffing.history import (
     source_versions,
 )
 from pipeline.diffing.oracle import KIND as ORACLE
-from pipeline.diffing.oracle import oracle_history, rendered
+from pipeline.diffing.oracle import oracle_history
+from pipeline.diffing.oracle_text import rendered
 from pipeline.errors import UsageError
 from pipeline.folding.merge import known_languages
 from pipeline.folding.names import aliases, english_names, renamed

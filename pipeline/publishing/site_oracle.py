@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import strings
-from pipeline.diffing.oracle import oracle_history, rendered
+from pipeline.diffing.oracle import oracle_history
+from pipeline.diffing.oracle_text import rendered
 
 if TYPE_CHECKING:
     import datetime as dt
