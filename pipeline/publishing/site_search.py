@@ -11,7 +11,8 @@ from a site read off the disk (file://) where it refuses a fetch.
 
 A word is folded as the page folds what is typed (lowercase, no accents, æ as ae):
 card names (English, as printed, translated), rule numbers and section titles, and the
-words of the rulings in force and of the current rules and glossary entries.
+words of the rulings in force, of the cards' Oracle texts today, and of the current rules and
+glossary entries.
 """
 
 from __future__ import annotations
@@ -285,4 +286,6 @@ def _card_words(data: SiteData, pool: _Pool) -> tuple[dict[str, set[str]], dict[
     for name, card in data.translated_names.items():
         if card in data.slug_of:
             names[card].add(name)
+    for card, oracle in data.oracle.items():
+        texts[card].extend(pool.add(f.text for f in oracle.current.faces if f.text))
     return names, texts
