@@ -279,10 +279,15 @@ def _card_words(data: SiteData, pool: _Pool) -> tuple[dict[str, set[str]], dict[
     for card, number in zip(cards, encoded.indices.to_numpy().tolist(), strict=True):
         texts[card].append(first + number)
     names: dict[str, set[str]] = defaultdict(set)
-    printed = text_column(today, "card_printed").to_pylist()
-    for card, name in zip(cards, printed, strict=True):
-        if name:
-            names[card].add(name)
+    english, printed = text_column(today, "card"), text_column(today, "card_printed")
+    other = today.filter(pc.and_(pc.is_valid(printed), pc.not_equal(printed, english)))
+    for name, printed_name in zip(
+        strings(text_column(other, "card")),
+        strings(text_column(other, "card_printed")),
+        strict=True,
+    ):
+        if printed_name:
+            names[name].add(printed_name)
     for name, card in data.translated_names.items():
         if card in data.slug_of:
             names[card].add(name)
