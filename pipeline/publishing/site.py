@@ -11,8 +11,10 @@ its bytes differ (a temporary file, then os.replace). A manifest beside the fold
 (`.NAME.site.json` for a folder NAME) remembers the run it was built from and, for each
 card and rule page, a digest of the inputs it takes from outside its own history and a
 digest of its record: a card a later run did not touch, whose outside inputs are the same,
-is not even read again. The manifest and the build's lock (`.NAME.site.lock`) sit beside
-the folder so that the folder holds only what is published.
+is not even read again. The search index is made again only if what it is made of (its
+documents, their names and texts) has another digest than the manifest's, or one of its
+files is missing or of another size. The manifest and the build's lock (`.NAME.site.lock`)
+sit beside the folder so that the folder holds only what is published.
 """
 
 from __future__ import annotations
@@ -44,13 +46,14 @@ from pipeline.publishing.site_pages import (
     rule_page,
 )
 from pipeline.publishing.site_releases import Release, change_marks, releases
-from pipeline.publishing.site_search import search_files
+from pipeline.publishing.site_search import index_files, search_documents
 from pipeline.publishing.site_tables import plain_rows, rule_order
 from pipeline.publishing.templating import Links, render, template_sources
 from pipeline.reading.read import escaped
 
 MANIFEST = ".site.json"  # the manifest beside the folder ends so; in it, before (legacy)
 LOCK = ".site.lock"
+SEARCH = "search"  # the search index's folder in the site
 _FORMAT = 1
 FEED_ENTRIES = 100  # the newest changes the feed carries (rule-change groups, rules changes)
 LATEST = 20  # the newest changes the home page shows
@@ -224,6 +227,8 @@ class _Build:
         )
         self.since = 0 if self.full else since
         self.reusable = {} if self.full else self.old_pages
+        self.old_search = None if self.full or old is None else old.get("search")
+        self.search = ""
         self.pages: dict[str, list[Any]] = {}
         self.written: list[str] = []
         self.rendered = 0
@@ -288,8 +293,7 @@ class _Build:
         )
         self._file("assets/site.css", _asset("site.css"))
         self._page("search.html", "search.html", root="")
-        for path, content in search_files(data).items():
-            self._file(path, content)
+        self._search()
         removed = self._remove_stale()
         manifest = {
             "format": _FORMAT,
@@ -297,6 +301,7 @@ class _Build:
             "last_run": data.version.last_run,
             "dataset": _identity(data, data.version.last_run),
             "pages": dict(sorted(self.pages.items())),
+            "search": self.search,
         }
         _write_beside(
             self.manifest, json.dumps(manifest, indent=0, sort_keys=True).encode("utf-8") + b"\n"
@@ -317,6 +322,19 @@ class _Build:
             self.full,
             tuple(self.warnings),
         )
+
+    def _search(self) -> None:
+        """The search index's files, unless the manifest's were made of the same documents."""
+        documents = search_documents(self.data)
+        self.search = documents.digest()
+        kept = {p: e for p, e in self.reusable.items() if p.startswith(f"{SEARCH}/")}
+        if kept and self.old_search == self.search:
+            found = _sizes(self.folder / SEARCH)
+            if all(found.get(p.removeprefix(f"{SEARCH}/")) == e[2] for p, e in kept.items()):
+                self.pages.update(kept)
+                return
+        for path, content in index_files(documents).items():
+            self._file(path, content)
 
     def _warn(self, error: UnsafePathError, outcome: str) -> None:
         self.warnings[f"page {error}; {outcome}"] = None
@@ -515,6 +533,18 @@ def _present(folder: Path) -> set[str]:
     for sub in ("cards", "rules", "glossary"):
         with contextlib.suppress(OSError), os.scandir(folder / sub) as entries:
             found |= {f"{sub}/{e.name}" for e in entries if e.name.endswith(".html")}
+    return found
+
+
+def _sizes(folder: Path) -> dict[str, int]:
+    """The plain files in FOLDER, with their sizes (none if FOLDER is a link or missing)."""
+    if folder.is_symlink():
+        return {}
+    found = {}
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False):
+                found[entry.name] = entry.stat(follow_symlinks=False).st_size
     return found
 
 

@@ -11,20 +11,26 @@ from a site read off the disk (file://) where it refuses a fetch.
 
 A word is folded as the page folds what is typed (lowercase, no accents, æ as ae):
 card names (English, as printed, translated), rule numbers and section titles, and the
-words of the rulings in force and of the current rules and glossary entries.
+words of the rulings in force, of the cards' Oracle texts today, and of the current rules and
+glossary entries.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, cast
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import strings
+from pipeline.columns import as_dictionary, strings
 from pipeline.publishing.site_tables import text_column
 
 if TYPE_CHECKING:
@@ -76,16 +82,29 @@ _STOP = frozenset(
 
 def fold(text: str) -> str:
     """TEXT as the index and the page's script compare it (search.js's fold)."""
+    if text.isascii():  # most texts: nothing to decompose, no marks, no curly quotes
+        return text.lower()
     text = unicodedata.normalize("NFKD", text.lower().replace("ß", "ss").replace("æ", "ae"))
-    text = "".join(c for c in text if not unicodedata.category(c).startswith("M"))
-    return text.replace("\u2019", "'").replace("\u2018", "'")
+    return text.translate(_UNMARKED).replace("\u2019", "'").replace("\u2018", "'")
+
+
+class _Unmarked(dict[int, int | None]):
+    """A translation table dropping the marks (Unicode category M), filled as chars are met."""
+
+    def __missing__(self, code: int) -> int | None:
+        found = None if unicodedata.category(chr(code)).startswith("M") else code
+        self[code] = found
+        return found
+
+
+_UNMARKED = _Unmarked()
 
 
 def words(text: str, shortest: int) -> set[str]:
     """The folded words of TEXT worth indexing."""
     return {
         w
-        for w in _WORD.findall(fold(text))
+        for w in set(_WORD.findall(fold(text)))
         if len(w) >= shortest and w not in _STOP and not w.isdigit()
     }
 
@@ -96,71 +115,139 @@ def shard(word: str) -> str:
     return head if _ASCII_KEY.fullmatch(head) else f"u{ord(word[0]) >> 8:x}"
 
 
-def _postings(ids: Iterable[int]) -> str:
-    """Sorted document numbers as gaps in base 36, comma-separated ("0,3,1f")."""
-    out, last = [], 0
-    for n in sorted(set(ids)):
-        gap, digits = n - last, ""
-        last = n
-        while True:
-            gap, rest = divmod(gap, 36)
-            digits = _BASE36[rest] + digits
-            if not gap:
-                break
-        out.append(digits)
-    return ",".join(out)
+@dataclass(frozen=True, slots=True)
+class Documents:
+    """What the index is made of: each document, and its names and texts as numbers in a pool.
+
+    A text many cards share (a ruling repeated on every printing) is in the pool once, so
+    it is folded and split into words once; the digest is of the pool and the numbers.
+    """
+
+    docs: list[list[str]]  # [kind, label, file] ([kind, label] where the file is the number)
+    names: list[tuple[int, ...]]  # each document's names, as positions in the pool
+    texts: list[tuple[int, ...]]  # each document's texts, likewise
+    pool: list[str]
+
+    def digest(self) -> str:
+        """A digest of everything the index's files are made of."""
+        digest = hashlib.sha256()
+        for part in (self.pool, self.docs, self.names, self.texts):
+            digest.update(json.dumps(part, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+            digest.update(b"\0")
+        return digest.hexdigest()[:24]
 
 
-class _Index:
-    """The documents and, for each folded word, the documents whose names or texts hold it."""
+class _Pool:
+    """Distinct strings, numbered in the order they are first met."""
 
     def __init__(self) -> None:
-        self.docs: list[list[str]] = []
-        self.names: dict[str, set[int]] = defaultdict(set)
-        self.texts: dict[str, set[int]] = defaultdict(set)
+        self.number: dict[str, int] = {}
 
-    def add(
-        self, kind: str, label: str, file: str, named: Iterable[str], said: Iterable[str]
-    ) -> None:
-        """A document: its kind, label and file ("": the label's number), names and texts."""
-        n = len(self.docs)
-        self.docs.append([kind, label, file] if file else [kind, label])
-        for name in named:
-            for w in words(name, _SHORTEST_NAME):
-                self.names[w].add(n)
-        for text in said:
-            for w in words(text, _SHORTEST_TEXT):
-                self.texts[w].add(n)
+    def add(self, texts: Iterable[str]) -> tuple[int, ...]:
+        """The numbers of TEXTS, each once, in order."""
+        number = self.number
+        return tuple(dict.fromkeys(number.setdefault(t, len(number)) for t in texts))
 
-    def files(self) -> dict[str, bytes]:
-        """The documents' file, then a file per shard of words."""
-        files = {"search/docs.js": _script("docs", self.docs)}
-        by_shard: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: {"n": {}, "t": {}})
-        for field, index in (("n", self.names), ("t", self.texts)):
-            for w in sorted(index):
-                by_shard[shard(w)][field][w] = _postings(index[w])
-        for key in sorted(by_shard):
-            files[f"search/w-{key}.js"] = _script("words", key, by_shard[key])
-        return files
+    def extend(self, distinct: list[str]) -> int:
+        """Add DISTINCT (strings not in the pool yet); the number of the first."""
+        first = len(self.number)
+        self.number.update(zip(distinct, range(first, first + len(distinct)), strict=True))
+        return first
 
 
-def search_files(data: SiteData) -> dict[str, bytes]:
-    """The index's files, by path under the site folder: the documents, then a file per shard."""
-    index = _Index()
-    card_names, card_texts = _card_words(data)
+def search_documents(data: SiteData) -> Documents:
+    """The documents a search finds, in order: cards, sections, rules, glossary entries."""
+    pool = _Pool()
+    docs: list[list[str]] = []
+    names: list[tuple[int, ...]] = []
+    texts: list[tuple[int, ...]] = []
+
+    def add(kind: str, label: str, file: str, named: list[str], said: tuple[int, ...]) -> None:
+        docs.append([kind, label, file] if file else [kind, label])
+        names.append(pool.add(named))
+        texts.append(said)
+
+    card_names, card_texts = _card_words(data, pool)
     for row in data.cards:
-        known = card_names.get(row.name, set())
-        index.add("c", row.name, row.slug, {row.name, *known}, card_texts[row.name])
+        known = sorted(card_names.get(row.name, set()) - {row.name})
+        said = tuple(dict.fromkeys(card_texts.get(row.name, ())))
+        add("c", row.name, row.slug, [row.name, *known], said)
     for number, heading in data.sections.items():
-        index.add("s", f"{number}. {heading}".rstrip(". "), "", [heading], [])
+        add("s", f"{number}. {heading}".rstrip(". "), "", [heading], ())
     for number, text in data.rules.items():
         title = data.titles.get(number.rstrip("abcdefghijklmnopqrstuvwxyz"))
         file = data.rule_files[number]
         label = f"{number} {title}" if title else number
-        index.add("r", label, "" if file == number else file, [title or ""], [text])
+        add("r", label, "" if file == number else file, [title or ""], pool.add([text]))
     for term, text in data.glossary.items():
-        index.add("g", term, data.glossary_files[term], [term], [text])
-    return index.files()
+        add("g", term, data.glossary_files[term], [term], pool.add([text]))
+    return Documents(docs, names, texts, list(pool.number))
+
+
+def index_files(documents: Documents) -> dict[str, bytes]:
+    """The documents' file, then a file per shard of words."""
+    files = {"search/docs.js": _script("docs", documents.docs)}
+    by_shard: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: {"n": {}, "t": {}})
+    for field, refs, shortest in (
+        ("n", documents.names, _SHORTEST_NAME),
+        ("t", documents.texts, _SHORTEST_TEXT),
+    ):
+        found = _postings(_inverted(documents.pool, refs, shortest), len(documents.docs))
+        for w, postings in found.items():
+            by_shard[shard(w)][field][w] = postings
+    for key in sorted(by_shard):
+        files[f"search/w-{key}.js"] = _script("words", key, by_shard[key])
+    return files
+
+
+def _inverted(pool: list[str], refs: list[tuple[int, ...]], shortest: int) -> dict[str, list[int]]:
+    """Each word of the pool's strings REFS names, with the documents naming them, in order.
+
+    Each string is split into words once, however many documents hold it; a word's
+    documents are the union of its strings' documents.
+    """
+    holders: dict[int, list[int]] = defaultdict(list)  # a string of the pool -> documents
+    for n, held in enumerate(refs):
+        for i in held:
+            holders[i].append(n)
+    lists: dict[str, list[list[int]]] = defaultdict(list)
+    for i, docs in holders.items():
+        for w in words(pool[i], shortest):
+            lists[w].append(docs)
+    found = {}
+    for w in sorted(lists):
+        parts = lists[w]
+        found[w] = parts[0] if len(parts) == 1 else sorted(set().union(*parts))
+    return found
+
+
+def _postings(index: dict[str, list[int]], size: int) -> dict[str, str]:
+    """Each word's documents (sorted, distinct) as gaps in base 36, comma-separated ("0,3,1f").
+
+    Whole-column: every word's gaps at once in numpy, written with a table of the base-36
+    numerals up to SIZE, joined per word in Arrow.
+    """
+    if not index:
+        return {}
+    lengths = np.fromiter((len(v) for v in index.values()), np.int64, len(index))
+    flat = np.fromiter(chain.from_iterable(index.values()), np.int64, int(lengths.sum()))
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    gaps = np.diff(flat, prepend=0)
+    gaps[offsets[:-1]] = flat[offsets[:-1]]  # each word's first document: from 0
+    numerals = pa.array([_base36(n) for n in range(size + 1)], pa.string())
+    lists = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), numerals.take(gaps))
+    joined = cast("pa.StringArray", pc.binary_join(lists, ","))  # a list array in: an array out
+    return dict(zip(index, strings(joined), strict=True))
+
+
+def _base36(n: int) -> str:
+    digits = ""
+    while True:
+        n, rest = divmod(n, 36)
+        digits = _BASE36[rest] + digits
+        if not n:
+            return digits
 
 
 def _script(call: str, *values: object) -> bytes:
@@ -172,20 +259,33 @@ def _script(call: str, *values: object) -> bytes:
     return f"siteSearch.{call}({payload});\n".encode()
 
 
-def _card_words(data: SiteData) -> tuple[dict[str, set[str]], dict[str, list[str]]]:
-    """Each card's other names (printed, translated) and the texts of its rulings in force."""
+def _card_words(data: SiteData, pool: _Pool) -> tuple[dict[str, set[str]], dict[str, list[int]]]:
+    """Each card's other names (printed, translated) and its texts: rulings in force, Oracle.
+
+    The texts are numbers in POOL: the rulings' distinct texts are added to it whole (a
+    ruling many printings repeat becomes a Python string once), then the Oracle texts.
+    """
     rulings = data.rulings
     today = rulings.filter(pc.and_(rulings["current"], pc.is_valid(rulings["card"])))
     cards = strings(text_column(today, "card"))
-    texts: dict[str, list[str]] = defaultdict(list)
-    for card, text in zip(cards, strings(text_column(today, "text")), strict=True):
-        texts[card].append(text)
+    encoded = as_dictionary(text_column(today, "text"))
+    first = pool.extend(strings(encoded.dictionary))
+    texts: dict[str, list[int]] = defaultdict(list)
+    for card, number in zip(cards, encoded.indices.to_numpy().tolist(), strict=True):
+        texts[card].append(first + number)
     names: dict[str, set[str]] = defaultdict(set)
-    printed = text_column(today, "card_printed").to_pylist()
-    for card, name in zip(cards, printed, strict=True):
-        if name:
-            names[card].add(name)
+    english, printed = text_column(today, "card"), text_column(today, "card_printed")
+    other = today.filter(pc.and_(pc.is_valid(printed), pc.not_equal(printed, english)))
+    for name, printed_name in zip(
+        strings(text_column(other, "card")),
+        strings(text_column(other, "card_printed")),
+        strict=True,
+    ):
+        if printed_name:
+            names[name].add(printed_name)
     for name, card in data.translated_names.items():
         if card in data.slug_of:
             names[card].add(name)
+    for card, oracle in data.oracle.items():
+        texts[card].extend(pool.add(f.text for f in oracle.current.faces if f.text))
     return names, texts
