@@ -477,8 +477,8 @@ def verify_command(out: Path) -> None:
 def repair_command(out: Path, wait: float, retain: float | None) -> None:
     """Rebuild rulings, state, the sightings index and the kept terms into a new version.
 
-    From the files nothing rebuilds (runs, files, the sightings and changes parts),
-    checked first: one of them bad is refused, named, with nothing written. Nothing is
+    From the files nothing rebuilds (runs, files, every part: sightings, changes and the
+    logs), checked first: one of them bad is refused, named, with nothing written. Nothing is
     overwritten in place: the repaired tables are the next version, in one commit.
     """
     from pipeline.rebuild import repair  # noqa: PLC0415 - see FORMATS
@@ -487,8 +487,8 @@ def repair_command(out: Path, wait: float, retain: float | None) -> None:
     for path in report.damaged:
         _echo(f"damaged: {path}")
     _echo(
-        f"{out}: version {report.version} written: rulings, state and the sightings index "
-        f"rebuilt, translations {report.translations}"
+        f"{out}: version {report.version} written: rulings, state, names, cards and the "
+        f"sightings index rebuilt, translations {report.translations}"
     )
 
 

@@ -224,10 +224,11 @@ def _rulings_keys(out: Path, version: Path, last: int) -> list[Fault]:
     for part in store.iter_parts(out, "sightings", base=version, upto=last):
         rows = texts.ruling_rows(part.select(list(RULING_KEY)), rulings)
         keyed.update(int(r) for r in pc.unique(rows.drop_null()).to_pylist() if r is not None)
-        if part.num_rows and part["text"].null_count:
+        if part.num_rows and part["text"].null_count:  # §9, 15: their ruling is not there
             run = int(part[PARTITION_KEY][0].as_py())
-            path = _rel(out, layout.part_path(out, "sightings", run))
-            faults.append(Fault(path, f"{part['text'].null_count} sightings without a text"))
+            lost = part["text"].null_count
+            problem = f"no ruling holds the text of {lost} sightings of run {run} (left out)"
+            faults.append(Fault(_rel(out, version / "rulings"), problem))
     missing = rulings.num_rows - len(keyed)
     if missing:
         first = next(i for i in range(rulings.num_rows) if i not in keyed)
