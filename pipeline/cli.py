@@ -475,7 +475,7 @@ def verify_command(out: Path) -> None:
 @options.wait("Seconds to wait for an ingest writing the same --out.")
 @options.RETAIN
 def repair_command(out: Path, wait: float, retain: float | None) -> None:
-    """Rebuild rulings, state, the sightings index and the kept terms into a new version.
+    """Rebuild the derived tables (rulings, state, names, cards, the index) into a new version.
 
     From the files nothing rebuilds (runs, files, every part: sightings, changes and the
     logs), checked first: one of them bad is refused, named, with nothing written. Nothing is
