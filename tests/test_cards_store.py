@@ -220,3 +220,19 @@ def test_a_catalog_is_a_card_source(tmp_path: Path, out: Path) -> None:
     assert (amended["card"], amended["run"]) == ("Crackling Drake", changed.run)
     assert "(reworded)" in amended["new_text"]
     assert "(reworded)" not in amended["old_text"]
+
+
+def test_printed_text_is_no_oracle_change(tmp_path: Path, out: Path) -> None:
+    """A later build whose flavour, printed text and translations changed: no Oracle change."""
+    later = tmp_path / "later.json"
+    data = json.loads(BUILD_2022.read_text(encoding="utf-8"))
+    data["meta"]["date"] = "2023-01-01"
+    for card in data["data"]["cards"]:
+        card["flavorText"] = "Reprinted with new flavour."
+        card["originalText"] = "Printed words, not Oracle."
+        for foreign in card.get("foreignData", []):
+            foreign["text"] = "Übersetzt, nicht Oracle."
+    later.write_text(json.dumps(data), encoding="utf-8")
+    _ingest(tmp_path, out, BUILD_2022, later)
+    assert layout.part_runs(out, "card_versions") == [1]
+    assert not [c for c in _rows(out, "changes") if c["kind"] == "oracle"]
