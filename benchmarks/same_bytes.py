@@ -3,11 +3,13 @@
 `python benchmarks/same_bytes.py OLD NEW WORK` runs the same scenarios with the package of
 each checkout (OLD and NEW: their folders; each in its own process, PYTHONPATH set to
 it) into WORK/old and WORK/new, then compares every Parquet file of each dataset's version
-in force, of its parts and of its cache, byte for byte. Each checkout writes into WORK/run
-(runs.parquet records the inputs' paths), moved to WORK/old or WORK/new after. Two files
-embed times: runs.parquet when each run started and finished (its rows are compared
-without those two columns), the sightings index each part's modification time (its rows
-and each part's size are compared). Prints one line per dataset; exits 1 when one differs.
+in force, of its parts and of its cache, byte for byte, and those of every version it
+still keeps (`.versions/`: each run's, the superseded ones too). Each checkout writes into
+WORK/run (runs.parquet records the inputs' paths), moved to WORK/old or WORK/new after.
+Two files embed times: runs.parquet when each run started and finished (its rows are
+compared without those two columns), the sightings index each part's modification time
+(its rows and each part's size are compared). Prints one line per dataset; exits 1 when
+one differs.
 
 The scenarios, every input with a fixed modification time and `today` fixed:
 - seeds: the raw/ seeds with a catalog in `.catalog/`; again with nothing new (a run
@@ -19,7 +21,8 @@ The scenarios, every input with a fixed modification time and `today` fixed:
 - v3 … v7: each old dataset of tests/fixtures upgraded by the run that reads the seeds.
 
 `python benchmarks/same_bytes.py --write WORK` writes the datasets with the package on the
-path (what each checkout's process runs).
+path (what each checkout's process runs). Given one checkout twice (OLD and NEW the same
+folder), it checks that the code is deterministic: two runs, the same bytes.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ EVERY = 300  # the real scenario rewords every EVERY-th MTGJSON ruling
 TIMES = ("started_at", "finished_at")  # the columns of runs.parquet that hold times
 INDEX = "sightings-index/"  # its metadata: each part's [size, modification time]
 PARTS = b"pipeline.sightings_index.parts"
+VERSIONS = ".versions"  # each run's version of the dataset, the one in force among them
 
 
 def _fixed(folder: Path, seconds: int = MTIME) -> None:
@@ -121,20 +125,31 @@ def write(work: Path) -> None:
 
 
 def _parquet_files(out: Path) -> dict[str, Path]:
-    """The Parquet files of OUT's version in force, of its parts and its cache, by name.
+    """The Parquet files of OUT's versions, of its parts and its cache, by name.
 
-    The parts are those of every folder of OUT that is not a link nor `.versions`: each
-    partitioned table's (sightings, changes, ruling_texts, …) and the cache.
+    The version in force's by their names in it (`state/000001.parquet`), every version's
+    (the one in force too) under `.versions/` (`.versions/000002/state/000001.parquet`):
+    a superseded version is as much the code's output. The parts are those of every folder
+    of OUT that is not a link nor `.versions`: each partitioned table's (sightings,
+    changes, ruling_texts, …) and the cache.
     """
     current = (out / ".current").resolve()
     found = {str(p.relative_to(current)): p for p in current.rglob("*.parquet")}
+    found |= {str(p.relative_to(out)): p for p in sorted((out / VERSIONS).rglob("*.parquet"))}
     for folder in sorted(out.iterdir()):
-        if folder.is_dir() and not folder.is_symlink() and folder.name != ".versions":
+        if folder.is_dir() and not folder.is_symlink() and folder.name != VERSIONS:
             found |= {str(p.relative_to(out)): p for p in folder.rglob("*.parquet")}
     return found
 
 
+def _in_version(name: str) -> str:
+    """NAME as the version holding it names it: `.versions/000002/runs.parquet` is runs.parquet."""
+    parts = name.split("/")
+    return "/".join(parts[2:]) if parts[0] == VERSIONS else name
+
+
 def _same(old: Path, new: Path, name: str) -> bool:
+    name = _in_version(name)
     if name != "runs.parquet" and not name.startswith(INDEX):
         return old.read_bytes() == new.read_bytes()
     import pyarrow.parquet as pq  # noqa: PLC0415 - the comparing process alone needs it

@@ -7,14 +7,18 @@ import shutil
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pytest
 from conftest import RAW, SEEDS, data_files, rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline import ingest
+from pipeline.folding.repair import repair
 from pipeline.ingest import IngestKeywords, IngestOptions, Outcome
 from pipeline.models import DateOrder, FileStatus
+from pipeline.reading.sightings import RULING_TEXT
+from pipeline.text.normalize import text_hash
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -59,6 +63,33 @@ def test_same_ruling_twice_is_one_key_with_two_sightings(tmp_path: Path, out: Pa
     assert (report.rulings_read, report.new_keys, report.duplicates) == (26, 13, 13)
     assert {r["sightings"] for r in _table(out, "rulings")} == {2}
     assert len(_table(out, "sightings")) == 26
+
+
+def test_a_repaired_copy_points_at_the_text_read_with_its_symbols() -> None:
+    """A stripped copy read in the run of its ruling's text takes that text's place.
+
+    Added to the dictionary again, the text was held twice: rows of one text in two groups
+    (keys.codes), and a Parquet dictionary page with uninitialized bytes (commit.py).
+    """
+    full, stripped = "If it has {X} in its cost, choose 0.", "If it has  in its cost, choose 0."
+    texts = pa.array([full, stripped]).dictionary_encode()
+    table = pa.table(
+        {
+            "text": texts,
+            "text_hash": [text_hash(full), text_hash(stripped)],
+            "source_path": ["a.txt", "b.txt"],
+            "position": pa.array([0, 0], pa.int64()),
+            "repaired_from": pa.nulls(2, pa.string()),
+            RULING_TEXT: texts,
+        }
+    )
+    repaired, warnings = repair(table, [])
+    assert warnings == []
+    assert repaired["text_hash"].to_pylist() == [text_hash(full)] * 2
+    ruling_text = repaired[RULING_TEXT].combine_chunks()
+    assert isinstance(ruling_text, pa.DictionaryArray)
+    assert ruling_text.dictionary.to_pylist() == [full, stripped]
+    assert ruling_text.indices.to_pylist() == [0, 0]
 
 
 def test_unchanged_reingest_records_nothing(raw_copy: Path, out: Path) -> None:

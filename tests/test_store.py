@@ -12,7 +12,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import FIXTURES, data_files, rows
+from conftest import FIXTURES, RAW, SEEDS, data_files, rows
 
 from pipeline import LockBusyError, StoreError, ingest, open_dataset
 from pipeline.schema import (
@@ -315,3 +315,40 @@ def test_retain_sets_how_long_superseded_versions_stay(
             held.rename(held.with_suffix(".txt"))
         ingest([raw_copy], out=out, retain=retain)
     assert len(list((out / layout.VERSIONS).iterdir())) == kept
+
+
+def test_texts_of_one_hash_are_stored_dictionary_encoded(tmp_path: Path, out: Path) -> None:
+    """Rulings printed with straight and curly apostrophes share a hash, stored once a file.
+
+    The run's pool gave `text_hash` one dictionary entry per text: a hash twice. Given such
+    a dictionary, the Parquet writer falls back to plain pages after a dictionary page
+    whose tail is uninitialized memory: every run wrote other bytes. Each column chunk
+    with a dictionary page, in every version, holds dictionary-encoded pages.
+    """
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    seed = (RAW / SEEDS[1]).read_text("utf-8")
+    (raw / "a.txt").write_text(seed, "utf-8")
+    (raw / "b.txt").write_text(seed.replace("'", "\u2019"), "utf-8")
+    ingest([raw], out=out)
+    sightings = pq.read_table(out / "sightings", columns=["text_hash"])
+    assert sightings.num_rows == 2 * len(set(sightings["text_hash"].to_pylist()))
+    files = sorted((out / layout.VERSIONS).rglob("*.parquet"))
+    files += sorted(p for p in out.rglob("part-0.parquet") if layout.VERSIONS not in p.parts)
+    fell_back = [f"{p.relative_to(out)}: {name}" for p in files for name in _fell_back(p)]
+    assert fell_back == []
+
+
+def _fell_back(path: Path) -> list[str]:
+    """The columns of PATH with a dictionary page but plain data pages (in any row group)."""
+    metadata = pq.ParquetFile(path).metadata
+    chunks = (
+        metadata.row_group(group).column(column)
+        for group in range(metadata.num_row_groups)
+        for column in range(metadata.num_columns)
+    )
+    return [
+        chunk.path_in_schema
+        for chunk in chunks
+        if chunk.has_dictionary_page and "RLE_DICTIONARY" not in chunk.encodings
+    ]

@@ -116,12 +116,23 @@ def repair(table: pa.Table, known_texts: Iterable[str]) -> tuple[pa.Table, list[
 
 
 def _with_texts(table: pa.Table, repaired: dict[str, tuple[str, str]]) -> Dictionary:
-    """The ruling_text column with the repaired rows pointing at their rulings' texts."""
+    """The ruling_text column with the repaired rows pointing at their rulings' texts.
+
+    A ruling's text the column's dictionary holds already (read with its symbols in the
+    same run) keeps its place; only the others are added. A dictionary holding a text
+    twice splits its rows in two groups (keys.codes), and the Parquet writer stores one in
+    plain pages after a dictionary page whose tail is uninitialized memory.
+    """
     column = as_dictionary(table[RULING_TEXT])
-    dictionary = pa.concat_arrays(
-        [column.dictionary, pa.array([text for _, text in repaired.values()], pa.string())]
-    )
-    extra = {h: str(len(column.dictionary) + n) for n, h in enumerate(repaired)}
+    texts = list(dict.fromkeys(text for _, text in repaired.values()))
+    # Each text's first place in the dictionary, if any: the dictionary hashed once.
+    held = pc.index_in(column.dictionary, value_set=pa.array(texts, pa.string()))
+    first = pc.index_in(pa.array(range(len(texts)), pa.int32()), value_set=held).to_pylist()
+    added = [text for text, place in zip(texts, first, strict=True) if place is None]
+    dictionary = pa.concat_arrays([column.dictionary, pa.array(added, pa.string())])
+    place_of = dict(zip(added, range(len(column.dictionary), len(dictionary)), strict=True))
+    place_of |= {text: place for text, place in zip(texts, first, strict=True) if place is not None}
+    extra = {h: str(place_of[text]) for h, (_, text) in repaired.items()}
     at = pc.cast(lookup(table["text_hash"], extra), pa.int32())
     indices = pc.coalesce(at, column.indices)
     return encoded(indices, dictionary)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import as_dictionary, listed, lookup, replace_column, strings
+from pipeline.columns import as_dictionary, encoded, listed, lookup, replace_column, strings
 from pipeline.models import Sighting
 from pipeline.schema import SIGHTINGS
 from pipeline.text.normalize import clean, has_symbol_gap, hash_clean
@@ -62,14 +62,20 @@ def undeclared_texts(table: pa.Table) -> list[str]:
 class TextPool:
     """Distinct texts of a run and their hashes, so that its sightings hold each once.
 
-    Each text (and its hash, a function of it) gets an id; `text` and `text_hash` become
-    two dictionary arrays over the same ids. Batches are encoded as they arrive (add), so
-    their string columns are freed batch by batch, and kept until collect().
+    Each text gets an id, and each distinct hash one too: texts printed differently (a
+    straight or a curly apostrophe) share the hash of their folded text. `text` becomes a
+    dictionary array over the texts, `text_hash` one over the distinct hashes: a dictionary
+    holding a value twice would split its rows in two groups (keys.codes ranks the values
+    of one dictionary), and the Parquet writer, given one, falls back to plain pages after
+    a dictionary page whose tail is uninitialized memory (different bytes on every run).
+    Batches are encoded as they arrive (add), so their string columns are freed batch by
+    batch, and kept until collect().
     """
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
-        self._hashes: list[str] = []
+        self._hash_ids: dict[str, int] = {}  # each distinct hash, by first text pooled
+        self._hash_of: list[int] = []  # text id -> hash id
         self.batches: list[pa.Table] = []
 
     def add(self, batch: pa.Table) -> None:
@@ -98,15 +104,17 @@ class TextPool:
         column = as_dictionary(batch["text"])
         texts = strings(column.dictionary)
         local = [ids.setdefault(text, len(ids)) for text in texts]
-        if len(ids) > len(self._hashes):
+        if len(ids) > len(self._hash_of):
             # The hash of each new text, from the first row that holds it (computed for a
             # text no row holds, which a sliced column's dictionary may keep).
             count = len(column.dictionary)
             first = pc.index_in(pa.array(range(count), pa.int32()), value_set=column.indices)
             hashes = listed(pc.take(batch["text_hash"], first))
+            hash_ids = self._hash_ids
             for pooled, text, text_hash in zip(local, texts, hashes, strict=True):
-                if pooled == len(self._hashes):
-                    self._hashes.append(text_hash or hash_clean(text))
+                if pooled == len(self._hash_of):
+                    hashed = text_hash or hash_clean(text)
+                    self._hash_of.append(hash_ids.setdefault(hashed, len(hash_ids)))
         found = pc.take(pa.array(local, pa.int32()), column.indices)
         return replace_column(replace_column(batch, "text", found), "text_hash", found)
 
@@ -122,7 +130,8 @@ class TextPool:
         table = table.combine_chunks()
         ids = table["text"].combine_chunks() if table.num_rows else pa.array([], pa.int32())
         text = pa.DictionaryArray.from_arrays(ids, pa.array(list(self._ids), pa.string()))
-        hashes = pa.DictionaryArray.from_arrays(ids, pa.array(self._hashes, pa.string()))
+        hash_ids = pc.take(pa.array(self._hash_of, pa.int32()), ids)
+        hashes = encoded(hash_ids, pa.array(list(self._hash_ids), pa.string()))
         table = replace_column(replace_column(table, "text", text), "text_hash", hashes)
         return table.append_column(RULING_TEXT, text)
 
