@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from test_translate_batch import _texts
 
 from pipeline.folding.translate import batch, points
 from pipeline.folding.translate.features import LANGUAGES, traits
+
+if TYPE_CHECKING:
+    import pytest
 
 # Where the code-point path differs from `re` or leaves a text to features.traits():
 # characters Python's Unicode does not assign, past the plane, digits other than 0-9,
@@ -36,8 +41,11 @@ def test_points_traits_are_each_texts_traits() -> None:
         assert list(found.marks[row].items()) == list(expected.marks.items()), (text, lang)
 
 
-def test_points_traits_are_batch_traits_column_for_column() -> None:
-    """The same columns as batch.traits(), in any batch (one text, none, all)."""
+def test_points_traits_are_batch_traits_column_for_column(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same columns as batch.traits(), in any batch (one text, none, all, in steps)."""
+    monkeypatch.setattr(points, "_STEP", 333)
     texts = _texts()
     for part in (texts, texts[:1], texts[:0], texts[7:300]):
         one = points.traits([t for t, _ in part], [lang for _, lang in part])
