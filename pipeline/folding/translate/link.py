@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from pipeline.folding.translate.batch import traits as batch_traits
 from pipeline.folding.translate.card import SURE_SCORE, choose, similar_texts, version_weights
 from pipeline.folding.translate.features import (
     marks,
@@ -20,6 +19,8 @@ from pipeline.folding.translate.features import (
     shape_similarity,
 )
 from pipeline.folding.translate.lexicon import Lexicon, shipped
+from pipeline.folding.translate.points import tables as _point_tables
+from pipeline.folding.translate.points import traits as batch_traits
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
@@ -200,6 +201,7 @@ def link_many(
     chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
     global _SHARED  # noqa: PLW0603 - what the forked workers inherit
     _SHARED = (index, lexicon)
+    _point_tables()  # made once, before the fork, for every worker
     try:
         with ProcessPoolExecutor(min(workers, len(chunks)), mp.get_context("fork")) as pool:
             return [links for part in pool.map(_link_chunk, chunks) for links in part]
@@ -217,7 +219,7 @@ def _link_batch(
 ) -> list[list[Link]]:
     """The links of each text of TEXTS, one per card, batch by batch (_link_step).
 
-    The features of all TEXTS are taken at once (batch.traits), and their word features
+    The features of all TEXTS are taken at once (points.traits), and their word features
     looked up in the lexicon once (EnglishIndex.ranked); each batch takes its rows.
     """
     langs = [lang for _, lang, *_ in texts]
