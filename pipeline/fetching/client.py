@@ -147,17 +147,15 @@ class _Attempts:
 class Client:
     """One session for a fetch: counts its costs, pauses between requests to a host.
 
-    Requests and body bytes are counted for the whole fetch and, with the retries and the
-    resumed downloads, per source (`tallies`, by the name `begin` was given).
+    Requests, retries, resumed downloads and body bytes are counted per source (`tallies`,
+    by the name `begin` was given; "" before any); the fetch's totals are their sums.
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.session = requests.Session()
-        self.requests = 0
-        self.downloaded = 0  # body bytes received, in every request
-        self.tallies: dict[str, Tally] = {}
         self.tally = Tally()  # the source's being fetched
+        self.tallies: dict[str, Tally] = {"": self.tally}
         self._last: dict[str, float] = {}
         s = self.settings
         self.run = Deadline.after(s.clock(), s.total_seconds, "the run's", "--max-time")
@@ -172,6 +170,16 @@ class Client:
         s = self.settings
         self.source = Deadline.after(s.clock(), s.source_seconds, f"{source}'s", "--source-time")
         self.tally = self.tallies.setdefault(source, Tally())
+
+    @property
+    def requests_made(self) -> int:
+        """Requests made, in every source."""
+        return sum(t.requests for t in self.tallies.values())
+
+    @property
+    def bytes_received(self) -> int:
+        """Body bytes received, in every request of every source."""
+        return sum(t.downloaded for t in self.tallies.values())
 
     def _attempts(self, url: str) -> _Attempts:
         s = self.settings
@@ -243,7 +251,6 @@ class Client:
         return Reading(response, attempts.deadline, self.settings.clock, cap, self._count)
 
     def _count(self, size: int) -> None:
-        self.downloaded += size
         self.tally.downloaded += size
 
     def _send(self, url: str, headers: dict[str, str], attempts: _Attempts) -> requests.Response:
@@ -255,7 +262,6 @@ class Client:
             s.sleep(wait)
         if s.clock() > attempts.deadline.at:
             raise FetchError(url, f"not done within {attempts.deadline.what}")
-        self.requests += 1
         self.tally.requests += 1
         try:
             return self.session.get(

@@ -124,7 +124,7 @@ def fetch(
     with Client(settings) as client:
         reports = [_source(name, getattr(upstreams, name), client, folder) for name in names]
     return FetchReport(
-        tuple(reports), client.requests, client.downloaded, time.monotonic() - started
+        tuple(reports), client.requests_made, client.bytes_received, time.monotonic() - started
     )
 
 
