@@ -308,15 +308,15 @@ def test_a_translation_sure_on_its_card_s_own_text_is_not_ranked_among_all(
     ]
     rows += [(card, lang, text, True) for card, lang, text in _CARD_TRANSLATIONS]
     ranked: list[str] = []
-    rankings = link_module._rankings
+    rankings = link_module._ranked_links
 
     def spy(
-        queries: object, rows: list[int], texts: list[Any], shapes: list[Any], index: EnglishIndex
+        units: object, rows: Any, queries: object, texts: list[Any], *rest: Any, **options: Any
     ) -> Any:
-        ranked.extend(text for text, *_ in texts)
-        return rankings(queries, rows, texts, shapes, index)
+        ranked.extend(texts[n][0] for n in rows.tolist())
+        return rankings(units, rows, queries, texts, *rest, **options)
 
-    monkeypatch.setattr(link_module, "_rankings", spy)
+    monkeypatch.setattr(link_module, "_ranked_links", spy)
     sure = translations_table(_rulings(rows)).to_pylist()
     assert ranked == ["Ein Spieler deiner Wahl wirft eine Karte ab."]
     ranked.clear()

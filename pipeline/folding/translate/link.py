@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from pipeline.folding.translate import decisions
 from pipeline.folding.translate.card import SURE_SCORE, choose, similar_texts, version_weights
 from pipeline.folding.translate.features import (
     marks,
@@ -24,6 +25,8 @@ from pipeline.folding.translate.points import traits as batch_traits
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
+
+    from numpy.typing import NDArray
 
     from pipeline.folding.translate.batch import Traits
     from pipeline.folding.translate.features import Marks
@@ -247,91 +250,246 @@ def _link_step(
     FEATURED are their features (batch.traits, with their lexicon ranks). A translation
     that the card rule (card.choose) links to one of its card's own English texts among
     those alone, at a score of SURE_SCORE or more, is linked without ranking it among
-    every English text (for each of its cards); the others are ranked (_rankings) and
-    decided (decide()) as ever.
+    every English text (for each of its cards); the others are ranked and decided as
+    decide() defines it. Both decisions are made for the whole batch at once
+    (pipeline.folding.translate.decisions).
     """
-    owns = [
-        [[index.position[h] for h in originals if h in index.position] for originals in cards]
-        for _, _, cards, _ in texts
-    ]
-    mine = [sorted({i for own in per_card for i in own}) for per_card in owns]
+    units = _Units(texts, index)
     known = [n for n, (_, lang, *_) in enumerate(texts) if lang in lexicon] if len(index) else []
     found: list[list[Link] | None] = [None] * len(texts)
-    # The queries' rows are the texts' (those of a language without a lexicon are empty).
-    langs = [lang for _, lang, *_ in texts]
-    queries = index.mapped_traits(featured, langs, lexicon) if known else None
-    if queries is not None:
-        sure = [n for n in known if owns[n] and all(owns[n])]
-        pair_query = np.repeat(np.asarray(sure, dtype=np.int64), [len(mine[n]) for n in sure])
-        pair_doc = np.asarray([i for n in sure for i in mine[n]], dtype=np.int64)
-        scores = iter(index.coverage_many(queries, pair_query, pair_doc).tolist())
-        for n in sure:
-            value = {i: next(scores) for i in mine[n]}
-            form, printed = featured.shape(n), featured.marks[n]
-            sure_links = [
-                _sure(form, printed, own, value, index, min_margin=min_margin) for own in owns[n]
-            ]
-            if None not in sure_links:
-                found[n] = [link for link in sure_links if link is not None]
-        rest = [n for n in known if found[n] is None]
-        asked = [(*texts[n][:2], mine[n]) for n in rest]
-        shapes = [featured.shape(n) for n in rest]
-        rankings = _rankings(queries, rest, asked, shapes, index)
-        anchored = featured.anchors_of()
-        for n, ranking in zip(rest, rankings, strict=True):
-            _, _, cards, names = texts[n]
-            found[n] = [
-                decide(
-                    ranking,
-                    index,
-                    originals,
-                    min_score=min_score,
-                    min_margin=min_margin,
-                    printed=featured.marks[n],
-                    names=printed_names(anchored[n], card),
-                )
-                for originals, card in zip(cards, names or [None] * len(cards), strict=True)
-            ]
+    if known:
+        queries = index.mapped_traits(featured, [lang for _, lang, *_ in texts], lexicon)
+        held = np.zeros(len(texts), dtype=np.bool_)
+        held[known] = True
+        sure = held & units.every_card_owns
+        surely = _sure_links(units, sure, queries, featured, index, min_margin=min_margin)
+        for n in np.flatnonzero(surely).tolist():
+            found[n] = [_card_link(units, u, index) for u in units.of_text(n)]
+        rest = np.flatnonzero(held & ~surely)
+        for n, links in zip(
+            rest.tolist(),
+            _ranked_links(
+                units,
+                rest,
+                queries,
+                texts,
+                featured,
+                index,
+                min_score=min_score,
+                min_margin=min_margin,
+            ),
+            strict=True,
+        ):
+            found[n] = links
     return [
         links if links is not None else [decide(_NOTHING, index, c) for c in texts[n][2]]
         for n, links in enumerate(found)
     ]
 
 
-def _sure(
-    form: tuple[int, float],
-    printed: Marks,
-    own: Sequence[int],
-    value: dict[int, float],
+class _Units:
+    """A batch's units, one per (text, card): each card's own English texts as positions."""
+
+    def __init__(self, texts: Sequence[Asked], index: EnglishIndex) -> None:
+        position = index.position
+        counts = [len(cards) for _, _, cards, _ in texts]
+        self.size = sum(counts)
+        self.text = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+        self.starts = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.starts[1:])
+        owns = [
+            sorted({position[h] for h in originals if h in position})
+            for _, _, cards, _ in texts
+            for originals in cards
+        ]
+        sizes = np.fromiter(map(len, owns), np.int64, len(owns))
+        # Each unit's own texts (unit, doc), units in order, docs ascending.
+        self.own_unit = np.repeat(np.arange(self.size, dtype=np.int64), sizes)
+        self.own_doc = np.fromiter(chain.from_iterable(owns), np.int64, int(sizes.sum()))
+        owning = np.zeros(len(texts), dtype=np.int64)
+        np.add.at(owning, self.text, sizes > 0)
+        self.every_card_owns = (owning == np.asarray(counts, dtype=np.int64)) & (
+            np.asarray(counts) > 0
+        )
+        # Each unit's card name (None where not known), and the card rule's choices (_sure_links).
+        self.names = [
+            (names[c] if names else None) for _, _, cards, names in texts for c in range(len(cards))
+        ]
+        self.width = max(1, len(index))
+        self.chosen: tuple[decisions.Candidates, decisions.Chosen] | None = None
+
+    def of_text(self, n: int) -> range:
+        """The units of text N."""
+        return range(int(self.starts[n]), int(self.starts[n + 1]))
+
+    def mine(self, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Each text of ROWS with the own texts of all its cards, distinct: (text, doc)."""
+        units = np.isin(self.text[self.own_unit], rows)
+        keys = np.unique(self.text[self.own_unit[units]] * self.width + self.own_doc[units])
+        return np.divmod(keys, self.width)
+
+
+def _sure_links(
+    units: _Units,
+    sure: NDArray[np.bool_],
+    queries: Queries,
+    featured: Traits,
     index: EnglishIndex,
     *,
     min_margin: float,
-) -> Link | None:
-    """The card rule's link among the card's OWN texts alone (their coverage in VALUE).
+) -> NDArray[np.bool_]:
+    """Which texts of SURE the card rule links among their cards' own texts alone.
 
-    FORM and PRINTED are the translation's shape and marks (features.traits).
-    None unless its score is SURE_SCORE or more. Its margin is its lead over the card's
-    other texts: other cards' texts are not asked (see SURE_SCORE).
+    Those texts' units are chosen (units.chosen) as card.choose() among the own texts, and a
+    text is sure when every one of its units links at a score of SURE_SCORE or more.
     """
-    ranked = _ordered((i, value[i]) for i in set(own))
-    if ranked[0][1] < SURE_SCORE:
-        return None
+    rows = np.flatnonzero(sure)
+    if not len(rows):
+        return sure
+    pair_text, pair_doc = units.mine(rows)
+    scores = index.coverage_many(queries, pair_text, pair_doc)
+    keys = pair_text * units.width + pair_doc
+    asked = sure[units.text[units.own_unit]]
+    unit, doc = units.own_unit[asked], units.own_doc[asked]
+    value = scores[np.searchsorted(keys, units.text[unit] * units.width + doc)]
+    found = decisions.candidates(units.size, unit, doc, value, np.ones(len(unit), np.bool_))
+    fit = decisions.fits(found, units.text, featured, index)
+    wanted = sure[units.text]
+    chosen = decisions.choose(found, fit, index, min_margin=min_margin, asked=wanted)
+    has = np.diff(found.starts) > 0
+    top = np.where(has, found.value[np.minimum(found.starts[:-1], max(0, len(unit) - 1))], 0.0)
+    scored = np.asarray(decisions.rounded(chosen.score)) >= SURE_SCORE
+    ok = wanted & has & (top >= SURE_SCORE) & chosen.linked & scored
+    units.chosen = (found, chosen)
+    failed = np.zeros(len(sure), dtype=np.int64)
+    np.add.at(failed, units.text, ~ok)
+    return sure & (failed == 0)
 
-    def similar(i: int) -> tuple[set[int], set[int]]:
-        return similar_texts(i, [j for j, _ in ranked if j != i], index)
 
-    chosen = choose(
-        ranked,
-        index,
-        own=set(own),
-        shape=form,
-        printed=printed,
-        similar=similar,
-        min_margin=min_margin,
+def _card_link(units: _Units, u: int, index: EnglishIndex) -> Link:
+    """The card rule's link of unit U (units.chosen)."""
+    if units.chosen is None:
+        msg = "_card_link() follows _sure_links()"
+        raise RuntimeError(msg)
+    found, chosen = units.chosen
+    best = int(chosen.best[u])
+    original = index.hashes[int(found.doc[best])]
+    at = slice(int(found.starts[u]), int(found.starts[u + 1]))
+    others = sorted(
+        {int(d) for d in found.doc[at][chosen.versions[at]].tolist()} - {int(found.doc[best])}
     )
-    if chosen is None or chosen.score < SURE_SCORE:
-        return None
-    return Link(*chosen[:3], "card", chosen.versions)
+    score, margin = decisions.rounded(np.asarray([chosen.score[u], chosen.margin[u]]))
+    return Link(original, score, margin, "card", (original, *(index.hashes[d] for d in others)))
+
+
+def _ranked_links(
+    units: _Units,
+    rows: NDArray[np.int64],
+    queries: Queries,
+    texts: Sequence[Asked],
+    featured: Traits,
+    index: EnglishIndex,
+    *,
+    min_score: float,
+    min_margin: float,
+) -> list[list[Link]]:
+    """The links of texts ROWS, ranked among every English text: decide() of each unit.
+
+    A unit's candidates are its text's shortlist (SHORTLIST by cosine) and its card's own
+    texts, each scored by coverage once per text.
+    """
+    if not len(rows):
+        return []
+    width = units.width
+    listed = index.shortlists(queries, SHORTLIST, rows.tolist())
+    counts = np.fromiter(map(len, listed), np.int64, len(listed))
+    list_text = np.repeat(rows, counts)
+    list_doc = np.fromiter(chain.from_iterable(listed), np.int64, int(counts.sum()))
+    list_keys = list_text * width + list_doc
+    mine_text, mine_doc = units.mine(rows)
+    unseen = ~np.isin(mine_text * width + mine_doc, list_keys)
+    pair_text = np.concatenate([list_text, mine_text[unseen]])
+    pair_doc = np.concatenate([list_doc, mine_doc[unseen]])
+    scores = index.coverage_many(queries, pair_text, pair_doc)
+    keys = pair_text * width + pair_doc
+    order = np.argsort(keys)
+    keys, scores = keys[order], scores[order]
+    # Each unit's candidates: its text's shortlist, then its own texts the shortlist lacks.
+    wanted = np.zeros(len(texts), dtype=np.bool_)
+    wanted[rows] = True
+    asked = np.flatnonzero(wanted[units.text])
+    list_starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(list_text, minlength=len(texts)), out=list_starts[1:])
+    owner, at = decisions.expand(list_starts, units.text[asked])
+    own_keys = units.own_unit * width + units.own_doc
+    cand_unit = np.concatenate([asked[owner], units.own_unit[wanted[units.text[units.own_unit]]]])
+    cand_doc = np.concatenate([list_doc[at], units.own_doc[wanted[units.text[units.own_unit]]]])
+    from_list = np.zeros(len(cand_unit), dtype=np.bool_)
+    from_list[: len(at)] = True
+    cand_own = np.isin(cand_unit * width + cand_doc, own_keys)
+    # An own text the shortlist holds is there already.
+    kept = from_list | ~np.isin(units.text[cand_unit] * width + cand_doc, list_keys)
+    cand_unit, cand_doc, cand_own = cand_unit[kept], cand_doc[kept], cand_own[kept]
+    value = scores[np.searchsorted(keys, units.text[cand_unit] * width + cand_doc)]
+    found = decisions.candidates(units.size, cand_unit, cand_doc, value, cand_own)
+    fit = decisions.fits(found, units.text, featured, index)
+    anchors = _Anchors(featured)
+
+    def named(unit: int, doc: int) -> bool:
+        names = printed_names(anchors.of(int(units.text[unit])), units.names[unit])
+        return prints_names(index.folded(doc), names)
+
+    verdicts = decisions.decide(
+        found, fit, index, min_score=min_score, min_margin=min_margin, named=named
+    )
+    empty = np.diff(found.starts) == 0
+    links: list[list[Link]] = []
+    for n in rows.tolist():
+        made = []
+        for u in units.of_text(n):
+            made.append(_verdict(found, verdicts, u, index, nothing=bool(empty[u])))
+        links.append(made)
+    return links
+
+
+def _verdict(
+    found: decisions.Candidates,
+    verdicts: decisions.Verdicts,
+    u: int,
+    index: EnglishIndex,
+    *,
+    nothing: bool,
+) -> Link:
+    """Unit U's Link, as decide() gives it."""
+    method = int(verdicts.method[u])
+    if nothing:
+        return Link(None, 0.0, 0.0, "unsure")
+    if method == decisions.UNSURE:
+        return Link(None, verdicts.score[u], verdicts.margin[u], "unsure")
+    best = int(found.doc[verdicts.original[u]])
+    at = slice(int(found.starts[u]), int(found.starts[u + 1]))
+    others = sorted({int(d) for d in found.doc[at][verdicts.versions[at]].tolist()} - {best})
+    original = index.hashes[best]
+    return Link(
+        original,
+        verdicts.score[u],
+        verdicts.margin[u],
+        "card" if method == decisions.CARD else "dataset",
+        (original, *(index.hashes[d] for d in others)),
+    )
+
+
+class _Anchors:
+    """A batch's anchors, text by text, taken when asked."""
+
+    def __init__(self, featured: Traits) -> None:
+        self._featured = featured
+
+    def of(self, row: int) -> list[str]:
+        """Text ROW's anchors, in order."""
+        featured = self._featured
+        first, last = np.searchsorted(featured.anchor_rows, [row, row + 1]).tolist()
+        return [str(a) for a in featured.anchors.slice(first, last - first).to_pylist()]
 
 
 def _link_chunk(texts: Sequence[Asked]) -> list[list[Link]]:

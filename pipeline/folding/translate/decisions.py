@@ -1,0 +1,403 @@
+"""The decisions of a batch of translations at once: the card rule and decide(), as arrays.
+
+`card.choose()` and `link.decide()` define the decision for one translation and one card in
+plain Python; here the same decisions are made for every (translation, card) of a batch, a
+*unit*, by numpy passes over all their candidates at once. A unit's candidates are the English
+texts it is decided among (its shortlist and its card's own texts, or its card's own texts
+alone), each with its coverage score, grouped by unit and ordered as the one-text code walks
+them: best score first, equal scores by position (hash order).
+
+The one-text code walks each ranking in score order and stops early; every walk stops only
+where nothing left can change its answer (a weighed score is never more than its score), so
+taking the maximum over all the candidates gives the same answer. Every float is computed
+with the operations, operands and order of the one-text code, so the scores and margins are
+the same bits: the powers through tables and `pow` made by Python itself, rounding by
+Python's `round`.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import repeat
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from pipeline.folding.translate.card import (
+    CARD_MIN_SCORE,
+    FORM_FIT,
+    NEAR_DUPLICATE,
+    OTHER_CARD_MARGIN,
+    VERSION_SIMILARITY,
+)
+from pipeline.folding.translate.features import MARK_COST
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from numpy.typing import NDArray
+
+    from pipeline.folding.translate.batch import Traits
+    from pipeline.folding.translate.features import Marks
+    from pipeline.folding.translate.index import EnglishIndex
+
+# A version of the winner scoring this much less is no version left to the dates (link.py).
+ALIKE_GAP = 0.05
+# Methods of a verdict (Verdicts.method).
+UNSURE, CARD, DATASET = 0, 1, 2
+
+
+class Candidates(NamedTuple):
+    """The candidates of a batch's units, grouped by unit, best score first (then position).
+
+    Unit U's are rows starts[U] to starts[U + 1]: the English text (doc), its coverage score
+    (value) and whether it is one of the unit's card's own (own).
+    """
+
+    units: int
+    starts: NDArray[np.int64]
+    unit: NDArray[np.int64]
+    doc: NDArray[np.int64]
+    value: NDArray[np.float64]
+    own: NDArray[np.bool_]
+
+
+def candidates(
+    units: int,
+    unit: NDArray[np.int64],
+    doc: NDArray[np.int64],
+    value: NDArray[np.float64],
+    own: NDArray[np.bool_],
+) -> Candidates:
+    """The candidates (unit, doc, value, own), each unit's in the order its ranking walks them."""
+    order = np.lexsort((doc, -value, unit))
+    unit = unit[order]
+    starts = np.searchsorted(unit, np.arange(units + 1, dtype=np.int64)).astype(np.int64)
+    return Candidates(units, starts, unit, doc[order], value[order], own[order])
+
+
+class Fits(NamedTuple):
+    """Each candidate's fit to its unit's translation: form (shape_similarity), marks."""
+
+    form: NDArray[np.float64]
+    mark: NDArray[np.float64]
+
+
+def fits(
+    found: Candidates, unit_text: NDArray[np.int64], featured: Traits, index: EnglishIndex
+) -> Fits:
+    """features.shape_similarity and mark_similarity of each candidate and its translation.
+
+    UNIT_TEXT is each unit's translation, a row of FEATURED; the English texts' shapes and
+    marks are the index's (taken once per text).
+    """
+    text = unit_text[found.unit]
+    docs, doc_at = np.unique(found.doc, return_inverse=True)
+    shapes = [index.shape(d) for d in docs.tolist()]
+    sentences = np.fromiter((s for s, _ in shapes), np.int64, len(shapes))[doc_at]
+    lengths = np.fromiter((n for _, n in shapes), np.float64, len(shapes))[doc_at]
+    return Fits(
+        _shape_similarity(featured.sentences[text], featured.lengths[text], sentences, lengths),
+        _mark_similarity(text, featured.marks, doc_at, [index.marks(d) for d in docs.tolist()]),
+    )
+
+
+def _shape_similarity(
+    first_sentences: NDArray[np.int64],
+    first_lengths: NDArray[np.float64],
+    second_sentences: NDArray[np.int64],
+    second_lengths: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """features.shape_similarity of each pair, in its operations: 0.8 ** k * (short / long) ** 0.5."""
+    apart = np.abs(first_sentences - second_sentences)
+    sentences = _powers(0.8, int(apart.max(initial=0)))[apart]
+    one = np.where(first_lengths == 0, 1.0, first_lengths)
+    other = np.where(second_lengths == 0, 1.0, second_lengths)
+    ratio = np.minimum(one, other) / np.maximum(one, other)
+    # Python's float power (C's pow), not numpy's, whose loops may round otherwise.
+    distinct, at = np.unique(ratio, return_inverse=True)
+    roots = np.fromiter(map(pow, distinct.tolist(), repeat(0.5)), np.float64, len(distinct))
+    return np.asarray(sentences * roots[at], dtype=np.float64)
+
+
+def _powers(base: float, most: int) -> NDArray[np.float64]:
+    """BASE ** k for k = 0 to MOST, each as Python computes it."""
+    return np.fromiter((base**k for k in range(most + 1)), np.float64, most + 1)
+
+
+class _MarkTable(NamedTuple):
+    """Marks of several texts: text T's are rows starts[T] to starts[T + 1], keys ascending."""
+
+    starts: NDArray[np.int64]
+    keys: NDArray[np.int64]
+    counts: NDArray[np.int64]
+
+
+def _mark_table(marks: Sequence[Marks], ids: dict[str, int]) -> _MarkTable:
+    """MARKS as a table, each mark numbered by IDS (new marks added to it)."""
+    lengths = np.fromiter(map(len, marks), np.int64, len(marks))
+    keys = np.fromiter(
+        (ids.setdefault(mark, len(ids)) for found in marks for mark in found),
+        np.int64,
+        int(lengths.sum()),
+    )
+    counts = np.fromiter(
+        (count for found in marks for count in found.values()), np.int64, len(keys)
+    )
+    row = np.repeat(np.arange(len(marks), dtype=np.int64), lengths)
+    order = np.lexsort((keys, row))
+    starts = np.zeros(len(marks) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return _MarkTable(starts, keys[order], counts[order])
+
+
+def _counts_of(
+    table: _MarkTable, rows: NDArray[np.int64], keys: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """How many of mark KEYS[k] text ROWS[k] of TABLE holds (0 when none)."""
+    width = int(max(table.keys.max(initial=0), keys.max(initial=0))) + 1
+    held = np.repeat(np.arange(len(table.starts) - 1, dtype=np.int64), np.diff(table.starts))
+    known = held * width + table.keys
+    asked = rows * width + keys
+    at = np.minimum(np.searchsorted(known, asked), max(0, len(known) - 1))
+    if not len(known):
+        return np.zeros(len(asked), dtype=np.int64)
+    return np.where(known[at] == asked, table.counts[at], 0)
+
+
+def _mark_similarity(
+    text: NDArray[np.int64],
+    text_marks: Sequence[Marks],
+    doc_at: NDArray[np.int64],
+    doc_marks: Sequence[Marks],
+) -> NDArray[np.float64]:
+    """features.mark_similarity of each (translation TEXT[k], English text DOC_AT[k]).
+
+    MARK_COST to the power of the marks the English text has that the translation lacks
+    (missing) and of the marks other than numbers the translation has that it lacks (extra).
+    """
+    ids: dict[str, int] = {}
+    texts, text_at = np.unique(text, return_inverse=True)
+    translations = _mark_table([text_marks[t] for t in texts.tolist()], ids)
+    english = _mark_table(doc_marks, ids)
+    numbers = np.fromiter((mark[0] == "#" for mark in ids), np.bool_, len(ids))
+    pairs = len(text)
+    owner, at = expand(english.starts, doc_at)
+    printed = _counts_of(translations, text_at[owner], english.keys[at])
+    missing = np.bincount(
+        owner, weights=np.maximum(0, english.counts[at] - printed), minlength=pairs
+    )
+    owner, at = expand(translations.starts, text_at)
+    kept = ~numbers[translations.keys[at]] if len(ids) else np.zeros(len(at), dtype=np.bool_)
+    owner, at = owner[kept], at[kept]
+    known = _counts_of(english, doc_at[owner], translations.keys[at])
+    extra = np.bincount(
+        owner, weights=np.maximum(0, translations.counts[at] - known), minlength=pairs
+    )
+    cost = (missing + extra).astype(np.int64)
+    return _powers(MARK_COST, int(cost.max(initial=0)))[cost]
+
+
+def expand(
+    starts: NDArray[np.int64], rows: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each of ROWS' entries in a table of STARTS: (the k of ROWS[k], the entry)."""
+    first, counts = starts[rows], starts[rows + 1] - starts[rows]
+    owner = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+    before = np.cumsum(counts) - counts
+    return owner, np.repeat(first - before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+
+
+def _group_max(
+    groups: int, group: NDArray[np.int64], values: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The largest of VALUES per group, 0.0 where a group has none (or none above 0)."""
+    found = np.zeros(groups, dtype=np.float64)
+    np.maximum.at(found, group, values)
+    return found
+
+
+def _first(groups: int, group: NDArray[np.int64], where: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """The first row of each group (rows grouped in order) where WHERE holds; -1 where none."""
+    rows = np.flatnonzero(where)
+    found = np.full(groups, -1, dtype=np.int64)
+    firsts, at = np.unique(group[rows], return_index=True)
+    found[firsts] = rows[at]
+    return found
+
+
+def similarities(
+    index: EnglishIndex, first: NDArray[np.int64], second: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """card.similar_texts' ratio of each (FIRST[k], SECOND[k]) pair of English texts.
+
+    0 below NEAR_DUPLICATE; each distinct pair taken once, in one call.
+    """
+    if not len(first):
+        return np.zeros(0, dtype=np.float64)
+    width = len(index)
+    pairs, at = np.unique(first * width + second, return_inverse=True)
+    ones, others = np.divmod(pairs, width)
+    found = process.cpdist(
+        [index.folded(i) for i in ones.tolist()],
+        [index.folded(i) for i in others.tolist()],
+        scorer=fuzz.ratio,
+        dtype=np.float64,
+        score_cutoff=NEAR_DUPLICATE,
+    )
+    return np.asarray(found, dtype=np.float64)[at]
+
+
+class Chosen(NamedTuple):
+    """card.choose() of each unit: whether it links, its winner (a candidate row), its score
+    and margin (not rounded), and which candidates are its versions (the winner's own)."""
+
+    linked: NDArray[np.bool_]
+    best: NDArray[np.int64]
+    score: NDArray[np.float64]
+    margin: NDArray[np.float64]
+    versions: NDArray[np.bool_]
+
+
+def choose(
+    found: Candidates,
+    fit: Fits,
+    index: EnglishIndex,
+    *,
+    min_margin: float,
+    asked: NDArray[np.bool_],
+) -> Chosen:
+    """card.choose() of every unit where ASKED holds (the others do not link), at once."""
+    units, unit = found.units, found.unit
+    if not len(unit):
+        nothing = np.zeros(units, dtype=np.float64)
+        return Chosen(np.zeros(units, np.bool_), np.full(units, -1), nothing, nothing, asked[:0])
+    own = found.own & asked[unit]
+    # A unit whose own candidates all score under the floor: the rule is unsure.
+    floor = _group_max(units, unit[own], found.value[own])
+    formed = found.value * (fit.form * fit.mark)
+    # The card's best by weighed score, equal ones by position: the first of a sort.
+    rows = np.flatnonzero(own)
+    order = rows[np.lexsort((found.doc[rows], -formed[rows], unit[rows]))]
+    best = np.full(units, -1, dtype=np.int64)
+    firsts, at = np.unique(unit[order], return_index=True)
+    best[firsts] = order[at]
+    has = best >= 0
+    lead = np.where(has, formed[best], 0.0)
+    score = np.where(has, found.value[best], 0.0)
+    linked = (
+        asked
+        & (floor >= CARD_MIN_SCORE)
+        & has
+        & (lead > 0)
+        & (score >= CARD_MIN_SCORE)
+        & (np.where(has, fit.mark[best], 0.0) >= 1)
+        & (np.where(has, fit.form[best], 0.0) >= FORM_FIT)
+    )
+    # The winner's versions and near-duplicates among the unit's other candidates.
+    others = linked[unit] & (np.arange(len(unit)) != best[unit])
+    ratio = np.zeros(len(unit), dtype=np.float64)
+    ratio[others] = similarities(index, found.doc[best[unit[others]]], found.doc[others])
+    # A version whose marks fit the translation less than the winner's (whose fit is 1
+    # here) is no version: a rival (card.version_weights).
+    versions = others & (ratio >= VERSION_SIMILARITY) & (np.minimum(1.0, fit.mark / 1.0) >= 1)
+    near = others & (ratio >= NEAR_DUPLICATE)
+    rival = others & ~versions
+    own_rival = _group_max(units, unit[rival & found.own], formed[rival & found.own])
+    other = rival & ~found.own & ~near
+    other_rival = _group_max(units, unit[other], formed[other])
+    margin = np.minimum(lead - own_rival, lead - other_rival + min_margin - OTHER_CARD_MARGIN)
+    linked &= margin >= min_margin
+    versions &= linked[unit]
+    return Chosen(linked, best, score, margin, versions)
+
+
+class Verdicts(NamedTuple):
+    """link.decide() of each unit: its original (a candidate row, -1 for none), the rounded
+    score and margin, the method (UNSURE, CARD, DATASET), and which candidates are versions
+    of the original (the original among them) that the dates choose between."""
+
+    original: NDArray[np.int64]
+    score: list[float]
+    margin: list[float]
+    method: NDArray[np.int64]
+    versions: NDArray[np.bool_]
+
+
+def rounded(values: NDArray[np.float64]) -> list[float]:
+    """Python's round(value, 4) of each value (numpy's rounds otherwise)."""
+    return list(map(round, values.tolist(), repeat(4)))
+
+
+def decide(
+    found: Candidates,
+    fit: Fits,
+    index: EnglishIndex,
+    *,
+    min_score: float,
+    min_margin: float,
+    named: Callable[[int, int], bool],
+) -> Verdicts:
+    """link.decide() of every unit of FOUND (a unit with no candidate is unsure).
+
+    NAMED(unit, doc) tells whether the English text DOC prints the words of the unit's card
+    name that its translation prints (features.prints_names); asked only of a winner of
+    another card that would link.
+    """
+    units, unit = found.units, found.unit
+    if not len(unit):
+        zeros = [0.0] * units
+        nothing = np.zeros(0, dtype=np.bool_)
+        return Verdicts(np.full(units, -1), zeros, zeros, np.zeros(units, np.int64), nothing)
+    chosen = choose(found, fit, index, min_margin=min_margin, asked=np.ones(units, dtype=np.bool_))
+    has = np.diff(found.starts) > 0
+    top = np.where(has, found.starts[:-1], -1)
+    # The winner's versions and near-duplicates, for the units the card rule leaves.
+    left = has & ~chosen.linked
+    others = left[unit] & (np.arange(len(unit)) != top[unit])
+    ratio = np.zeros(len(unit), dtype=np.float64)
+    ratio[others] = similarities(index, found.doc[top[unit[others]]], found.doc[others])
+    # card.version_weights: a version's weight as the winner's rival.
+    fit_top = np.where(has, fit.mark[np.maximum(top, 0)], 1.0)
+    weight = np.ones(len(unit), dtype=np.float64)
+    version = others & (ratio >= VERSION_SIMILARITY)
+    weight[version] = np.minimum(1.0, fit.mark[version] / fit_top[unit[version]])
+    version &= weight >= 1
+    near = others & (ratio >= NEAR_DUPLICATE)
+    score = np.where(has, found.value[np.maximum(top, 0)], 0.0)
+    alike = version & (found.value >= score[unit] - ALIKE_GAP)
+    # Whether the winner or one of its versions is the card's own: the lead is weighed by form.
+    mine = _group_max(units, unit[version & found.own], np.ones(int((version & found.own).sum())))
+    by_form = left & ((mine > 0) | np.where(has, found.own[np.maximum(top, 0)], False))
+    formed = fit.form * weight
+    skip = version | (near & ~found.own) | ~others
+    weighed = by_form[unit] & ~skip
+    formed_rival = _group_max(units, unit[weighed], found.value[weighed] * formed[weighed])
+    plain = left[unit] & ~by_form[unit] & others & ~version
+    plain_rival = _group_max(units, unit[plain], found.value[plain] * weight[plain])
+    formed_top = np.where(has, formed[np.maximum(top, 0)], 0.0)
+    rival = np.where(by_form, score - (score * formed_top - formed_rival), plain_rival)
+    # The original: the winner, or the best of its alike versions the card holds.
+    own_alike = _first(units, unit, alike & found.own)
+    original = np.where(
+        has & ~np.where(has, found.own[np.maximum(top, 0)], False) & (own_alike >= 0),
+        own_alike,
+        top,
+    )
+    scores, margins = rounded(score), rounded(score - rival)
+    method = np.where(left, np.where(found.own[np.maximum(original, 0)], CARD, DATASET), UNSURE)
+    links = left & (np.asarray(scores) >= min_score) & (np.asarray(margins) >= min_margin)
+    for u in np.flatnonzero(links & (method == DATASET)).tolist():
+        links[u] = named(u, int(found.doc[original[u]]))
+    versions = (alike | (np.arange(len(unit)) == top[unit])) & links[unit]
+    # The card rule's links, then the rest.
+    card_scores, card_margins = rounded(chosen.score), rounded(chosen.margin)
+    is_chosen = chosen.linked
+    return Verdicts(
+        np.where(is_chosen, chosen.best, np.where(links, original, -1)),
+        [c if k else s for c, s, k in zip(card_scores, scores, is_chosen.tolist(), strict=True)],
+        [c if k else m for c, m, k in zip(card_margins, margins, is_chosen.tolist(), strict=True)],
+        np.where(is_chosen, CARD, np.where(links, method, UNSURE)),
+        chosen.versions | versions,
+    )
