@@ -310,11 +310,9 @@ def test_a_translation_sure_on_its_card_s_own_text_is_not_ranked_among_all(
     ranked: list[str] = []
     rankings = link_module._ranked_links
 
-    def spy(
-        units: object, rows: Any, queries: object, texts: list[Any], *rest: Any, **options: Any
-    ) -> Any:
-        ranked.extend(texts[n][0] for n in rows.tolist())
-        return rankings(units, rows, queries, texts, *rest, **options)
+    def spy(step: Any, rows: Any, **options: Any) -> None:
+        ranked.extend(step.texts[n][0] for n in rows.tolist())
+        rankings(step, rows, **options)
 
     monkeypatch.setattr(link_module, "_ranked_links", spy)
     sure = translations_table(_rulings(rows)).to_pylist()

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from conftest import FIXTURES, REALDATA
 
-from pipeline.folding.translate import EnglishIndex, batch
+from pipeline.folding.translate import EnglishIndex, batch, reference
 from pipeline.folding.translate import features as one_text
 from pipeline.folding.translate.features import LANGUAGES, traits
 from pipeline.folding.translate.lexicon import shipped
@@ -120,11 +120,12 @@ def _linked(texts: list[Any], index: EnglishIndex) -> list[list[Any]]:
 @pytest.mark.slow
 @pytest.mark.skipif(not _MTGJSON.is_dir(), reason="../shared/realdata is not beside this checkout")
 def test_vectorised_links_are_the_per_text_links(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hand set and real card texts (KHM, STX) link as with features taken text by text.
+    """The hand set and real card texts (KHM, STX) link as with everything taken text by text.
 
-    The previous path (features.traits() per text, EnglishIndex.mapped() of their lists)
-    is put back by monkeypatching, and every link (original, score, margin, method,
-    versions) compared.
+    The previous paths are put back by monkeypatching: features.traits() per text and
+    EnglishIndex.mapped() of their lists, then also the decisions one text and card at a
+    time (reference.link_step: card.choose() and link.decide() in Python); every link
+    (original, score, margin, method, versions) is compared with the whole-batch path's.
     """
     items = [json.loads(line) for line in _HAND.read_text(encoding="utf-8").splitlines()]
     pool: dict[str, str] = {}
@@ -148,6 +149,8 @@ def test_vectorised_links_are_the_per_text_links(monkeypatch: pytest.MonkeyPatch
     vectorised = _linked(asked, index)
     monkeypatch.setattr(link_module, "batch_traits", _one_by_one)
     monkeypatch.setattr(EnglishIndex, "mapped_traits", _mapped_one_by_one)
+    assert _linked(asked, EnglishIndex(pool)) == vectorised
+    monkeypatch.setattr(link_module, "_link_step", reference.link_step)
     assert _linked(asked, EnglishIndex(pool)) == vectorised
     assert len(asked) == 3_219 + 140
     assert sum(link.original is not None for links in vectorised for link in links) > 1_000

@@ -17,7 +17,7 @@ Python's `round`.
 
 from __future__ import annotations
 
-import math
+import weakref
 from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -90,17 +90,74 @@ def fits(
     """features.shape_similarity and mark_similarity of each candidate and its translation.
 
     UNIT_TEXT is each unit's translation, a row of FEATURED; the English texts' shapes and
-    marks are the index's (taken once per text).
+    marks are the index's (taken once per text, _English).
     """
     text = unit_text[found.unit]
-    docs, doc_at = np.unique(found.doc, return_inverse=True)
-    shapes = [index.shape(d) for d in docs.tolist()]
-    sentences = np.fromiter((s for s, _ in shapes), np.int64, len(shapes))[doc_at]
-    lengths = np.fromiter((n for _, n in shapes), np.float64, len(shapes))[doc_at]
+    english = _english(index)
+    english.take(found.doc)
     return Fits(
-        _shape_similarity(featured.sentences[text], featured.lengths[text], sentences, lengths),
-        _mark_similarity(text, featured.marks, doc_at, [index.marks(d) for d in docs.tolist()]),
+        _shape_similarity(
+            featured.sentences[text],
+            featured.lengths[text],
+            english.sentences[found.doc],
+            english.lengths[found.doc],
+        ),
+        _mark_similarity(text, featured.marks, found.doc, english),
     )
+
+
+class _English:
+    """What the decisions ask of an index's English texts, each text's taken once, as arrays.
+
+    Its shape (features.shape), marks (features.marks, numbered) and folded text
+    (normalize.fold).
+    """
+
+    def __init__(self, index: EnglishIndex) -> None:
+        size = len(index)
+        self._index = index
+        self.known = np.zeros(size, dtype=np.bool_)
+        self.sentences = np.zeros(size, dtype=np.int64)
+        self.lengths = np.zeros(size, dtype=np.float64)
+        self.folded = np.empty(size, dtype=object)
+        # Every mark met, numbered; and the marks of the texts taken, a table by text.
+        self.ids: dict[str, int] = {}
+        self._parts: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
+        self.marks = _MarkTable(
+            np.zeros(size + 1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        )
+
+    def take(self, docs: NDArray[np.int64]) -> None:
+        """Take the texts of DOCS not taken yet."""
+        new = np.unique(docs[~self.known[docs]])
+        if not len(new):
+            return
+        index = self._index
+        listed = new.tolist()
+        shapes = [index.shape(d) for d in listed]
+        self.sentences[new] = [s for s, _ in shapes]
+        self.lengths[new] = [n for _, n in shapes]
+        self.folded[new] = [index.folded(d) for d in listed]
+        table = _mark_table([index.marks(d) for d in listed], self.ids)
+        rows = np.repeat(new, np.diff(table.starts))
+        self._parts.append((rows, table.keys, table.counts))
+        rows, keys, counts = (np.concatenate(column) for column in zip(*self._parts, strict=True))
+        self._parts = [(rows, keys, counts)]
+        order = np.lexsort((keys, rows))
+        starts = np.searchsorted(rows[order], np.arange(len(self.known) + 1)).astype(np.int64)
+        self.marks = _MarkTable(starts, keys[order], counts[order])
+        self.known[new] = True
+
+
+_ENGLISH: weakref.WeakKeyDictionary[EnglishIndex, _English] = weakref.WeakKeyDictionary()
+
+
+def _english(index: EnglishIndex) -> _English:
+    """The index's _English, made once."""
+    found = _ENGLISH.get(index)
+    if found is None:
+        found = _ENGLISH[index] = _English(index)
+    return found
 
 
 def _shape_similarity(
@@ -109,7 +166,7 @@ def _shape_similarity(
     second_sentences: NDArray[np.int64],
     second_lengths: NDArray[np.float64],
 ) -> NDArray[np.float64]:
-    """features.shape_similarity of each pair, in its operations: 0.8 ** k * (short / long) ** 0.5."""
+    """features.shape_similarity of each pair, in its operations: 0.8 ** k * (short/long) ** 0.5."""
     apart = np.abs(first_sentences - second_sentences)
     sentences = _powers(0.8, int(apart.max(initial=0)))[apart]
     one = np.where(first_lengths == 0, 1.0, first_lengths)
@@ -167,31 +224,26 @@ def _counts_of(
 
 
 def _mark_similarity(
-    text: NDArray[np.int64],
-    text_marks: Sequence[Marks],
-    doc_at: NDArray[np.int64],
-    doc_marks: Sequence[Marks],
+    text: NDArray[np.int64], text_marks: Sequence[Marks], doc: NDArray[np.int64], english: _English
 ) -> NDArray[np.float64]:
-    """features.mark_similarity of each (translation TEXT[k], English text DOC_AT[k]).
+    """features.mark_similarity of each (translation TEXT[k], English text DOC[k]).
 
     MARK_COST to the power of the marks the English text has that the translation lacks
     (missing) and of the marks other than numbers the translation has that it lacks (extra).
     """
-    ids: dict[str, int] = {}
+    ids = english.ids
     texts, text_at = np.unique(text, return_inverse=True)
     translations = _mark_table([text_marks[t] for t in texts.tolist()], ids)
-    english = _mark_table(doc_marks, ids)
     numbers = np.fromiter((mark[0] == "#" for mark in ids), np.bool_, len(ids))
+    marks = english.marks
     pairs = len(text)
-    owner, at = expand(english.starts, doc_at)
-    printed = _counts_of(translations, text_at[owner], english.keys[at])
-    missing = np.bincount(
-        owner, weights=np.maximum(0, english.counts[at] - printed), minlength=pairs
-    )
+    owner, at = expand(marks.starts, doc)
+    printed = _counts_of(translations, text_at[owner], marks.keys[at])
+    missing = np.bincount(owner, weights=np.maximum(0, marks.counts[at] - printed), minlength=pairs)
     owner, at = expand(translations.starts, text_at)
-    kept = ~numbers[translations.keys[at]] if len(ids) else np.zeros(len(at), dtype=np.bool_)
+    kept = ~numbers[translations.keys[at]]
     owner, at = owner[kept], at[kept]
-    known = _counts_of(english, doc_at[owner], translations.keys[at])
+    known = _counts_of(marks, doc[owner], translations.keys[at])
     extra = np.bincount(
         owner, weights=np.maximum(0, translations.counts[at] - known), minlength=pairs
     )
@@ -239,9 +291,12 @@ def similarities(
     width = len(index)
     pairs, at = np.unique(first * width + second, return_inverse=True)
     ones, others = np.divmod(pairs, width)
+    folded = _english(index)
+    folded.take(pairs // width)
+    folded.take(pairs % width)
     found = process.cpdist(
-        [index.folded(i) for i in ones.tolist()],
-        [index.folded(i) for i in others.tolist()],
+        folded.folded[ones].tolist(),
+        folded.folded[others].tolist(),
         scorer=fuzz.ratio,
         dtype=np.float64,
         score_cutoff=NEAR_DUPLICATE,
@@ -250,8 +305,11 @@ def similarities(
 
 
 class Chosen(NamedTuple):
-    """card.choose() of each unit: whether it links, its winner (a candidate row), its score
-    and margin (not rounded), and which candidates are its versions (the winner's own)."""
+    """card.choose() of each unit, as arrays.
+
+    Whether it links, its winner (a candidate row), its score and margin (not rounded), and
+    which candidates are the winner's versions.
+    """
 
     linked: NDArray[np.bool_]
     best: NDArray[np.int64]
@@ -314,15 +372,29 @@ def choose(
 
 
 class Verdicts(NamedTuple):
-    """link.decide() of each unit: its original (a candidate row, -1 for none), the rounded
-    score and margin, the method (UNSURE, CARD, DATASET), and which candidates are versions
-    of the original (the original among them) that the dates choose between."""
+    """link.decide() of each unit, as arrays.
+
+    Its original (a candidate row, -1 for none), the rounded score and margin, the method
+    (UNSURE, CARD, DATASET), and which candidates are versions of the original (the original
+    among them) that the dates choose between.
+    """
 
     original: NDArray[np.int64]
     score: list[float]
     margin: list[float]
     method: NDArray[np.int64]
     versions: NDArray[np.bool_]
+
+
+def card_verdicts(found: Chosen) -> Verdicts:
+    """The verdicts of the card rule's choices: a link where it links, unsure elsewhere."""
+    return Verdicts(
+        np.where(found.linked, found.best, -1),
+        rounded(found.score),
+        rounded(found.margin),
+        np.where(found.linked, CARD, UNSURE),
+        found.versions,
+    )
 
 
 def rounded(values: NDArray[np.float64]) -> list[float]:
@@ -369,7 +441,8 @@ def decide(
     alike = version & (found.value >= score[unit] - ALIKE_GAP)
     # Whether the winner or one of its versions is the card's own: the lead is weighed by form.
     mine = _group_max(units, unit[version & found.own], np.ones(int((version & found.own).sum())))
-    by_form = left & ((mine > 0) | np.where(has, found.own[np.maximum(top, 0)], False))
+    top_own = has & found.own[np.maximum(top, 0)]
+    by_form = left & ((mine > 0) | top_own)
     formed = fit.form * weight
     skip = version | (near & ~found.own) | ~others
     weighed = by_form[unit] & ~skip
@@ -381,7 +454,7 @@ def decide(
     # The original: the winner, or the best of its alike versions the card holds.
     own_alike = _first(units, unit, alike & found.own)
     original = np.where(
-        has & ~np.where(has, found.own[np.maximum(top, 0)], False) & (own_alike >= 0),
+        has & ~top_own & (own_alike >= 0),
         own_alike,
         top,
     )

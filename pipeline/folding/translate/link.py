@@ -256,35 +256,19 @@ def _link_step(
     """
     units = _Units(texts, index)
     known = [n for n, (_, lang, *_) in enumerate(texts) if lang in lexicon] if len(index) else []
-    found: list[list[Link] | None] = [None] * len(texts)
+    made: list[Link | None] = [None] * units.size
     if known:
         queries = index.mapped_traits(featured, [lang for _, lang, *_ in texts], lexicon)
         held = np.zeros(len(texts), dtype=np.bool_)
         held[known] = True
-        sure = held & units.every_card_owns
-        surely = _sure_links(units, sure, queries, featured, index, min_margin=min_margin)
-        for n in np.flatnonzero(surely).tolist():
-            found[n] = [_card_link(units, u, index) for u in units.of_text(n)]
-        rest = np.flatnonzero(held & ~surely)
-        for n, links in zip(
-            rest.tolist(),
-            _ranked_links(
-                units,
-                rest,
-                queries,
-                texts,
-                featured,
-                index,
-                min_score=min_score,
-                min_margin=min_margin,
-            ),
-            strict=True,
-        ):
-            found[n] = links
-    return [
-        links if links is not None else [decide(_NOTHING, index, c) for c in texts[n][2]]
-        for n, links in enumerate(found)
-    ]
+        step = _Step(texts, units, queries, featured, index, made)
+        sure = _sure_links(step, held & units.every_card_owns, min_margin=min_margin)
+        _ranked_links(
+            step, np.flatnonzero(held & ~sure), min_score=min_score, min_margin=min_margin
+        )
+    # A text of a language without a lexicon, or with no English text to link to.
+    nothing = Link(None, 0.0, 0.0, "unsure" if len(index) else "no-candidates")
+    return [[made[u] or nothing for u in units.of_text(n)] for n in range(len(texts))]
 
 
 class _Units:
@@ -306,17 +290,14 @@ class _Units:
         # Each unit's own texts (unit, doc), units in order, docs ascending.
         self.own_unit = np.repeat(np.arange(self.size, dtype=np.int64), sizes)
         self.own_doc = np.fromiter(chain.from_iterable(owns), np.int64, int(sizes.sum()))
-        owning = np.zeros(len(texts), dtype=np.int64)
-        np.add.at(owning, self.text, sizes > 0)
-        self.every_card_owns = (owning == np.asarray(counts, dtype=np.int64)) & (
-            np.asarray(counts) > 0
-        )
-        # Each unit's card name (None where not known), and the card rule's choices (_sure_links).
+        owning = np.bincount(self.text[sizes > 0], minlength=len(texts))
+        held = np.asarray(counts, dtype=np.int64)
+        self.every_card_owns = (owning == held) & (held > 0)
+        # Each unit's card name (None where not known).
         self.names = [
-            (names[c] if names else None) for _, _, cards, names in texts for c in range(len(cards))
+            names[c] if names else None for _, _, cards, names in texts for c in range(len(cards))
         ]
         self.width = max(1, len(index))
-        self.chosen: tuple[decisions.Candidates, decisions.Chosen] | None = None
 
     def of_text(self, n: int) -> range:
         """The units of text N."""
@@ -329,79 +310,64 @@ class _Units:
         return np.divmod(keys, self.width)
 
 
-def _sure_links(
-    units: _Units,
-    sure: NDArray[np.bool_],
-    queries: Queries,
-    featured: Traits,
-    index: EnglishIndex,
-    *,
-    min_margin: float,
-) -> NDArray[np.bool_]:
+class _Step(NamedTuple):
+    """A batch being linked, and each of its units' links (made as they are decided)."""
+
+    texts: Sequence[Asked]
+    units: _Units
+    queries: Queries
+    featured: Traits
+    english: EnglishIndex
+    made: list[Link | None]
+
+
+def _sure_links(step: _Step, sure: NDArray[np.bool_], *, min_margin: float) -> NDArray[np.bool_]:
     """Which texts of SURE the card rule links among their cards' own texts alone.
 
-    Those texts' units are chosen (units.chosen) as card.choose() among the own texts, and a
-    text is sure when every one of its units links at a score of SURE_SCORE or more.
+    Each unit of those texts is chosen as card.choose() among its card's own texts; a text
+    is sure when every one of its units links at a score of SURE_SCORE or more, and then
+    its units' links are made.
     """
+    units, index = step.units, step.english
     rows = np.flatnonzero(sure)
     if not len(rows):
         return sure
     pair_text, pair_doc = units.mine(rows)
-    scores = index.coverage_many(queries, pair_text, pair_doc)
+    scores = index.coverage_many(step.queries, pair_text, pair_doc)
     keys = pair_text * units.width + pair_doc
     asked = sure[units.text[units.own_unit]]
     unit, doc = units.own_unit[asked], units.own_doc[asked]
     value = scores[np.searchsorted(keys, units.text[unit] * units.width + doc)]
     found = decisions.candidates(units.size, unit, doc, value, np.ones(len(unit), np.bool_))
-    fit = decisions.fits(found, units.text, featured, index)
+    fit = decisions.fits(found, units.text, step.featured, index)
     wanted = sure[units.text]
     chosen = decisions.choose(found, fit, index, min_margin=min_margin, asked=wanted)
-    has = np.diff(found.starts) > 0
-    top = np.where(has, found.value[np.minimum(found.starts[:-1], max(0, len(unit) - 1))], 0.0)
-    scored = np.asarray(decisions.rounded(chosen.score)) >= SURE_SCORE
-    ok = wanted & has & (top >= SURE_SCORE) & chosen.linked & scored
-    units.chosen = (found, chosen)
-    failed = np.zeros(len(sure), dtype=np.int64)
-    np.add.at(failed, units.text, ~ok)
-    return sure & (failed == 0)
-
-
-def _card_link(units: _Units, u: int, index: EnglishIndex) -> Link:
-    """The card rule's link of unit U (units.chosen)."""
-    if units.chosen is None:
-        msg = "_card_link() follows _sure_links()"
-        raise RuntimeError(msg)
-    found, chosen = units.chosen
-    best = int(chosen.best[u])
-    original = index.hashes[int(found.doc[best])]
-    at = slice(int(found.starts[u]), int(found.starts[u + 1]))
-    others = sorted(
-        {int(d) for d in found.doc[at][chosen.versions[at]].tolist()} - {int(found.doc[best])}
-    )
-    score, margin = decisions.rounded(np.asarray([chosen.score[u], chosen.margin[u]]))
-    return Link(original, score, margin, "card", (original, *(index.hashes[d] for d in others)))
+    verdicts = decisions.card_verdicts(chosen)
+    # The card's best text alone must score SURE_SCORE, and so must the rule's winner.
+    has = np.flatnonzero(np.diff(found.starts) > 0)
+    top = np.zeros(units.size, dtype=np.float64)
+    top[has] = found.value[found.starts[has]]
+    scored = np.asarray(verdicts.score) >= SURE_SCORE
+    ok = wanted & (top >= SURE_SCORE) & chosen.linked & scored
+    failed = np.bincount(units.text[~ok], minlength=len(sure))
+    surely: NDArray[np.bool_] = sure & (failed == 0)
+    _made(step, found, verdicts, np.flatnonzero(surely[units.text]))
+    return surely
 
 
 def _ranked_links(
-    units: _Units,
-    rows: NDArray[np.int64],
-    queries: Queries,
-    texts: Sequence[Asked],
-    featured: Traits,
-    index: EnglishIndex,
-    *,
-    min_score: float,
-    min_margin: float,
-) -> list[list[Link]]:
-    """The links of texts ROWS, ranked among every English text: decide() of each unit.
+    step: _Step, rows: NDArray[np.int64], *, min_score: float, min_margin: float
+) -> None:
+    """Link texts ROWS ranked among every English text: decide() of each of their units.
 
     A unit's candidates are its text's shortlist (SHORTLIST by cosine) and its card's own
     texts, each scored by coverage once per text.
     """
     if not len(rows):
-        return []
+        return
+    units, index = step.units, step.english
     width = units.width
-    listed = index.shortlists(queries, SHORTLIST, rows.tolist())
+    listed = index.shortlists(step.queries, SHORTLIST, rows.tolist())
     counts = np.fromiter(map(len, listed), np.int64, len(listed))
     list_text = np.repeat(rows, counts)
     list_doc = np.fromiter(chain.from_iterable(listed), np.int64, int(counts.sum()))
@@ -410,30 +376,27 @@ def _ranked_links(
     unseen = ~np.isin(mine_text * width + mine_doc, list_keys)
     pair_text = np.concatenate([list_text, mine_text[unseen]])
     pair_doc = np.concatenate([list_doc, mine_doc[unseen]])
-    scores = index.coverage_many(queries, pair_text, pair_doc)
     keys = pair_text * width + pair_doc
     order = np.argsort(keys)
-    keys, scores = keys[order], scores[order]
-    # Each unit's candidates: its text's shortlist, then its own texts the shortlist lacks.
-    wanted = np.zeros(len(texts), dtype=np.bool_)
+    keys, scores = keys[order], index.coverage_many(step.queries, pair_text, pair_doc)[order]
+    # Each unit's candidates: its text's shortlist, and its own texts the shortlist lacks.
+    texts = len(units.starts) - 1
+    wanted = np.zeros(texts, dtype=np.bool_)
     wanted[rows] = True
     asked = np.flatnonzero(wanted[units.text])
-    list_starts = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(list_text, minlength=len(texts)), out=list_starts[1:])
+    list_starts = np.zeros(texts + 1, dtype=np.int64)
+    np.cumsum(np.bincount(list_text, minlength=texts), out=list_starts[1:])
     owner, at = decisions.expand(list_starts, units.text[asked])
-    own_keys = units.own_unit * width + units.own_doc
-    cand_unit = np.concatenate([asked[owner], units.own_unit[wanted[units.text[units.own_unit]]]])
-    cand_doc = np.concatenate([list_doc[at], units.own_doc[wanted[units.text[units.own_unit]]]])
-    from_list = np.zeros(len(cand_unit), dtype=np.bool_)
-    from_list[: len(at)] = True
-    cand_own = np.isin(cand_unit * width + cand_doc, own_keys)
-    # An own text the shortlist holds is there already.
-    kept = from_list | ~np.isin(units.text[cand_unit] * width + cand_doc, list_keys)
-    cand_unit, cand_doc, cand_own = cand_unit[kept], cand_doc[kept], cand_own[kept]
-    value = scores[np.searchsorted(keys, units.text[cand_unit] * width + cand_doc)]
-    found = decisions.candidates(units.size, cand_unit, cand_doc, value, cand_own)
-    fit = decisions.fits(found, units.text, featured, index)
-    anchors = _Anchors(featured)
+    own = wanted[units.text[units.own_unit]]
+    own_unit, own_doc = units.own_unit[own], units.own_doc[own]
+    unlisted = ~np.isin(units.text[own_unit] * width + own_doc, list_keys)
+    unit = np.concatenate([asked[owner], own_unit[unlisted]])
+    doc = np.concatenate([list_doc[at], own_doc[unlisted]])
+    mine = np.isin(unit * width + doc, units.own_unit * width + units.own_doc)
+    value = scores[np.searchsorted(keys, units.text[unit] * width + doc)]
+    found = decisions.candidates(units.size, unit, doc, value, mine)
+    fit = decisions.fits(found, units.text, step.featured, index)
+    anchors = _Anchors(step.featured)
 
     def named(unit: int, doc: int) -> bool:
         names = printed_names(anchors.of(int(units.text[unit])), units.names[unit])
@@ -442,41 +405,36 @@ def _ranked_links(
     verdicts = decisions.decide(
         found, fit, index, min_score=min_score, min_margin=min_margin, named=named
     )
-    empty = np.diff(found.starts) == 0
-    links: list[list[Link]] = []
-    for n in rows.tolist():
-        made = []
-        for u in units.of_text(n):
-            made.append(_verdict(found, verdicts, u, index, nothing=bool(empty[u])))
-        links.append(made)
-    return links
+    _made(step, found, verdicts, asked)
 
 
-def _verdict(
-    found: decisions.Candidates,
-    verdicts: decisions.Verdicts,
-    u: int,
-    index: EnglishIndex,
-    *,
-    nothing: bool,
-) -> Link:
-    """Unit U's Link, as decide() gives it."""
-    method = int(verdicts.method[u])
-    if nothing:
-        return Link(None, 0.0, 0.0, "unsure")
-    if method == decisions.UNSURE:
-        return Link(None, verdicts.score[u], verdicts.margin[u], "unsure")
-    best = int(found.doc[verdicts.original[u]])
-    at = slice(int(found.starts[u]), int(found.starts[u + 1]))
-    others = sorted({int(d) for d in found.doc[at][verdicts.versions[at]].tolist()} - {best})
-    original = index.hashes[best]
-    return Link(
-        original,
-        verdicts.score[u],
-        verdicts.margin[u],
-        "card" if method == decisions.CARD else "dataset",
-        (original, *(index.hashes[d] for d in others)),
-    )
+def _made(
+    step: _Step, found: decisions.Candidates, verdicts: decisions.Verdicts, asked: NDArray[np.int64]
+) -> None:
+    """The Links of units ASKED (step.made), from their VERDICTS among their candidates FOUND."""
+    hashes = step.english.hashes
+    linked = asked[verdicts.method[asked] != decisions.UNSURE]
+    original = np.full(step.units.size, -1, dtype=np.int64)
+    original[linked] = found.doc[verdicts.original[linked]]
+    # The versions beside each original, by position (hash order).
+    rows = np.flatnonzero(verdicts.versions & (found.doc != original[found.unit]))
+    rows = rows[np.lexsort((found.doc[rows], found.unit[rows]))]
+    versions: dict[int, list[str]] = {}
+    for u, d in zip(found.unit[rows].tolist(), found.doc[rows].tolist(), strict=True):
+        versions.setdefault(u, []).append(hashes[d])
+    method = verdicts.method.tolist()
+    score, margin, made = verdicts.score, verdicts.margin, step.made
+    for u in asked.tolist():
+        if method[u] == decisions.UNSURE:
+            made[u] = Link(None, score[u], margin[u], "unsure")
+        else:
+            text = hashes[original[u]]
+            made[u] = Link(
+                text, score[u], margin[u], _METHODS[method[u]], (text, *versions.get(u, ()))
+            )
+
+
+_METHODS = {decisions.CARD: "card", decisions.DATASET: "dataset"}
 
 
 class _Anchors:
