@@ -311,7 +311,7 @@ def test_a_translation_sure_on_its_card_s_own_text_is_not_ranked_among_all(
     rankings = link_module._ranked_links
 
     def spy(step: Any, rows: Any, **options: Any) -> None:
-        ranked.extend(step.texts[n][0] for n in rows.tolist())
+        ranked.extend(step.batch.texts[n] for n in rows.tolist())
         rankings(step, rows, **options)
 
     monkeypatch.setattr(link_module, "_ranked_links", spy)

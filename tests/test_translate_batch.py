@@ -16,6 +16,7 @@ from pipeline.folding.translate import EnglishIndex, batch, reference
 from pipeline.folding.translate import features as one_text
 from pipeline.folding.translate.features import LANGUAGES, traits
 from pipeline.folding.translate.lexicon import shipped
+from pipeline.folding.translate.units import units_of
 from pipeline.reading.parsers.mtgjson import LANGUAGES as MTGJSON_LANGUAGES
 from pipeline.text.normalize import text_hash
 
@@ -112,8 +113,8 @@ def _mapped_one_by_one(
     return self.mapped(featured, lexicon)
 
 
-def _linked(texts: list[Any], index: EnglishIndex) -> list[list[Any]]:
-    found: list[list[Any]] = link_module._link_batch(texts, index, shipped())
+def _linked(texts: list[Any], index: EnglishIndex) -> list[Any]:
+    found: list[Any] = link_module._link_batch(units_of(texts, index), index, shipped())
     return found
 
 
@@ -153,4 +154,4 @@ def test_vectorised_links_are_the_per_text_links(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(link_module, "_link_step", reference.link_step)
     assert _linked(asked, EnglishIndex(pool)) == vectorised
     assert len(asked) == 3_219 + 140
-    assert sum(link.original is not None for links in vectorised for link in links) > 1_000
+    assert sum(link.original is not None for link in vectorised) > 1_000

@@ -22,6 +22,7 @@ from pipeline.folding.translate.features import (
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.folding.translate.points import tables as _point_tables
 from pipeline.folding.translate.points import traits as batch_traits
+from pipeline.folding.translate.units import Units, units_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
@@ -181,127 +182,110 @@ def _rankings(
     return found
 
 
-# A text to link: its words, language, the English texts of each card it is on (one
-# decision each; a text of no known card has an empty collection), and those cards' names
-# (None for no known card), one for each, or none at all where they are not known.
-Asked = tuple[str, str, "Sequence[Collection[str]]", "Sequence[str | None]"]
-
-
-def link_many(
-    texts: Sequence[Asked], index: EnglishIndex, lexicon: Lexicon, workers: int = 1
-) -> list[list[Link]]:
-    """The links of each (text, lang, cards' originals) of TEXTS: one per card, in order.
+def link_many(batch: Units, index: EnglishIndex, lexicon: Lexicon, workers: int = 1) -> list[Link]:
+    """The link of each unit of BATCH (each translation on each of its cards), in order.
 
     Each text is ranked once, with the own texts of all its cards scored, and decided
     once per card (decide()), on WORKERS processes when it pays: the workers are forked,
-    so they share the index and lexicon as they are, and only the links travel back.
-    Where fork is not available (or for fewer than PARALLEL_MIN texts) the texts are
-    linked here. The links are the same either way.
+    so they share the index and lexicon as they are, and only slices of the batch's
+    columns go to them and the links come back. Where fork is not available (or for
+    fewer than PARALLEL_MIN texts) the texts are linked here. The links are the same
+    either way.
     """
-    if workers <= 1 or len(texts) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
-        return _link_batch(texts, index, lexicon)
-    size = max(1, min(_CHUNK, -(-len(texts) // (4 * workers))))
-    chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
+    count = len(batch.texts)
+    if workers <= 1 or count < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
+        return _link_batch(batch, index, lexicon)
+    size = max(1, min(_CHUNK, -(-count // (4 * workers))))
+    chunks = [batch.slice(i, min(count, i + size)) for i in range(0, count, size)]
     global _SHARED  # noqa: PLW0603 - what the forked workers inherit
     _SHARED = (index, lexicon)
     _point_tables()  # made once, before the fork, for every worker
     try:
         with ProcessPoolExecutor(min(workers, len(chunks)), mp.get_context("fork")) as pool:
-            return [links for part in pool.map(_link_chunk, chunks) for links in part]
+            return [link for part in pool.map(_link_chunk, chunks) for link in part]
     finally:
         _SHARED = None
 
 
 def _link_batch(
-    texts: Sequence[Asked],
+    batch: Units,
     index: EnglishIndex,
     lexicon: Lexicon,
     *,
     min_score: float = MIN_SCORE,
     min_margin: float = MIN_MARGIN,
-) -> list[list[Link]]:
-    """The links of each text of TEXTS, one per card, batch by batch (_link_step).
+) -> list[Link]:
+    """The link of each unit of BATCH, step by step (_link_step).
 
-    The features of all TEXTS are taken at once (points.traits), and their word features
-    looked up in the lexicon once (EnglishIndex.ranked); each batch takes its rows.
+    The features of all its texts are taken at once (points.traits), and their word
+    features looked up in the lexicon once (EnglishIndex.ranked); each step takes its rows.
     """
-    langs = [lang for _, lang, *_ in texts]
-    featured = index.ranked(batch_traits([text for text, *_ in texts], langs), langs, lexicon)
-    found: list[list[Link]] = []
-    for start, end in _steps(len(texts), index):
+    langs = batch.langs
+    featured = index.ranked(batch_traits(batch.texts, langs), langs, lexicon)
+    found: list[Link] = []
+    for start, end in _steps(len(batch.texts), index):
         step = featured.rows(start, end)
         found += _link_step(
-            texts[start:end], step, index, lexicon, min_score=min_score, min_margin=min_margin
+            batch.slice(start, end),
+            step,
+            index,
+            lexicon,
+            min_score=min_score,
+            min_margin=min_margin,
         )
     return found
 
 
 def _link_step(
-    texts: Sequence[Asked],
+    batch: Units,
     featured: Traits,
     index: EnglishIndex,
     lexicon: Lexicon,
     *,
     min_score: float,
     min_margin: float,
-) -> list[list[Link]]:
-    """Link TEXTS, mapped through the lexicon once: first on their cards' own texts alone.
+) -> list[Link]:
+    """Link the units of BATCH, its texts mapped through the lexicon once.
 
     FEATURED are their features (batch.traits, with their lexicon ranks). A translation
     that the card rule (card.choose) links to one of its card's own English texts among
     those alone, at a score of SURE_SCORE or more, is linked without ranking it among
     every English text (for each of its cards); the others are ranked and decided as
-    decide() defines it. Both decisions are made for the whole batch at once
+    decide() defines it. Both decisions are made for the whole step at once
     (pipeline.folding.translate.decisions).
     """
-    units = _Units(texts, index)
-    known = [n for n, (_, lang, *_) in enumerate(texts) if lang in lexicon] if len(index) else []
+    units = _Units(batch, index)
+    langs = batch.langs
+    known = [n for n, lang in enumerate(langs) if lang in lexicon] if len(index) else []
     made: list[Link | None] = [None] * units.size
     if known:
-        queries = index.mapped_traits(featured, [lang for _, lang, *_ in texts], lexicon)
-        held = np.zeros(len(texts), dtype=np.bool_)
+        queries = index.mapped_traits(featured, langs, lexicon)
+        held = np.zeros(len(langs), dtype=np.bool_)
         held[known] = True
-        step = _Step(texts, units, queries, featured, index, made)
+        step = _Step(batch, units, queries, featured, index, made)
         sure = _sure_links(step, held & units.every_card_owns, min_margin=min_margin)
         _ranked_links(
             step, np.flatnonzero(held & ~sure), min_score=min_score, min_margin=min_margin
         )
     # A text of a language without a lexicon, or with no English text to link to.
     nothing = Link(None, 0.0, 0.0, "unsure" if len(index) else "no-candidates")
-    return [[made[u] or nothing for u in units.of_text(n)] for n in range(len(texts))]
+    return [link or nothing for link in made]
 
 
 class _Units:
-    """A batch's units, one per (text, card): each card's own English texts as positions."""
+    """A step's units as the decisions use them: each card's own English texts as (unit, doc)."""
 
-    def __init__(self, texts: Sequence[Asked], index: EnglishIndex) -> None:
-        position = index.position
-        counts = [len(cards) for _, _, cards, _ in texts]
-        self.size = sum(counts)
-        self.text = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-        self.starts = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=self.starts[1:])
-        owns = [
-            sorted({position[h] for h in originals if h in position})
-            for _, _, cards, _ in texts
-            for originals in cards
-        ]
-        sizes = np.fromiter(map(len, owns), np.int64, len(owns))
+    def __init__(self, batch: Units, index: EnglishIndex) -> None:
+        self.size = batch.size
+        self.text = batch.unit_text
+        self.starts = batch.text_starts()
         # Each unit's own texts (unit, doc), units in order, docs ascending.
-        self.own_unit = np.repeat(np.arange(self.size, dtype=np.int64), sizes)
-        self.own_doc = np.fromiter(chain.from_iterable(owns), np.int64, int(sizes.sum()))
-        owning = np.bincount(self.text[sizes > 0], minlength=len(texts))
-        held = np.asarray(counts, dtype=np.int64)
-        self.every_card_owns = (owning == held) & (held > 0)
+        self.own_unit = batch.own_unit()
+        self.own_doc = batch.own_docs
+        self.every_card_owns = batch.every_card_owns()
         # Each unit's card name (None where not known).
-        self.names = [
-            names[c] if names else None for _, _, cards, names in texts for c in range(len(cards))
-        ]
+        self.names = batch.names
         self.width = max(1, len(index))
-
-    def of_text(self, n: int) -> range:
-        """The units of text N."""
-        return range(int(self.starts[n]), int(self.starts[n + 1]))
 
     def mine(self, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Each text of ROWS with the own texts of all its cards, distinct: (text, doc)."""
@@ -313,7 +297,7 @@ class _Units:
 class _Step(NamedTuple):
     """A batch being linked, and each of its units' links (made as they are decided)."""
 
-    texts: Sequence[Asked]
+    batch: Units
     units: _Units
     queries: Queries
     featured: Traits
@@ -450,12 +434,12 @@ class _Anchors:
         return [str(a) for a in featured.anchors.slice(first, last - first).to_pylist()]
 
 
-def _link_chunk(texts: Sequence[Asked]) -> list[list[Link]]:
+def _link_chunk(batch: Units) -> list[Link]:
     if _SHARED is None:
         msg = "_link_chunk runs in a worker forked by link_many()"
         raise RuntimeError(msg)
     index, lexicon = _SHARED
-    return _link_batch(texts, index, lexicon)
+    return _link_batch(batch, index, lexicon)
 
 
 def _ordered(scored: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -617,5 +601,5 @@ def link(
     lexicon = shipped() if lexicon is None else lexicon
     if lang not in lexicon:
         return Link(None, 0.0, 0.0, "no-lexicon")
-    asked: list[Asked] = [(text, lang, [card_originals], [card])]
-    return _link_batch(asked, index, lexicon, min_score=min_score, min_margin=min_margin)[0][0]
+    batch = units_of([(text, lang, [card_originals], [card])], index)
+    return _link_batch(batch, index, lexicon, min_score=min_score, min_margin=min_margin)[0]

@@ -15,6 +15,7 @@ import numpy as np
 from pipeline.folding.translate.card import SURE_SCORE, choose, similar_texts
 from pipeline.folding.translate.features import printed_names
 from pipeline.folding.translate.link import _NOTHING, Link, _ordered, _rankings, decide
+from pipeline.folding.translate.units import asked_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -23,10 +24,25 @@ if TYPE_CHECKING:
     from pipeline.folding.translate.features import Marks
     from pipeline.folding.translate.index import EnglishIndex
     from pipeline.folding.translate.lexicon import Lexicon
-    from pipeline.folding.translate.link import Asked
+    from pipeline.folding.translate.units import Asked, Units
 
 
 def link_step(
+    batch: Units,
+    featured: Traits,
+    index: EnglishIndex,
+    lexicon: Lexicon,
+    *,
+    min_score: float,
+    min_margin: float,
+) -> list[Link]:
+    """link._link_step() one translation and one card at a time: each unit's link, in order."""
+    texts = asked_of(batch, index)
+    found = _link_texts(texts, featured, index, lexicon, min_score=min_score, min_margin=min_margin)
+    return [link for links in found for link in links]
+
+
+def _link_texts(
     texts: Sequence[Asked],
     featured: Traits,
     index: EnglishIndex,

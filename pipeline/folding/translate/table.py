@@ -14,10 +14,13 @@ from pipeline.columns import listed, replace_column, strings
 from pipeline.folding.translate.index import EnglishIndex
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.folding.translate.link import link_many
+from pipeline.folding.translate.units import Units
 from pipeline.keys import codes, first_rows
 from pipeline.schema import TRANSLATIONS, make_schema
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from pipeline.folding.translate.terms import TermStore
 
 ENGLISH = "en"
@@ -74,19 +77,12 @@ def translations_table(
     methods = pc.if_else(linkable, pa.scalar("no-candidates"), pa.scalar("no-lexicon"))
     rows = np.flatnonzero(np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=bool))
     picked = translations.take(pa.array(rows, pa.int64()))
-    asked = list(
-        zip(*(listed(picked[name]) for name in ("text_hash", "card", "lang", "text")), strict=True)
-    )
-    index = _index(_first_texts(rulings, english), kept) if asked else EnglishIndex({})
+    index = _index(_first_texts(rulings, english), kept) if picked.num_rows else EnglishIndex({})
     # One ranking per text, whatever card it is on; one decision per card it is on.
-    cards_of: dict[str, tuple[str, str, list[set[str]], list[str | None]]] = {}
-    for text_hash, card, lang_code, text in asked:
-        _, _, card_texts, names = cards_of.setdefault(text_hash, (text, lang_code, [], []))
-        card_texts.append(owned.get(card, set()))
-        names.append(card)
-    decided = link_many(list(cards_of.values()), index, lexicon, workers)
-    ordered = dict(zip(cards_of, (iter(links) for links in decided), strict=True))
-    links = [next(ordered[text_hash]) for text_hash, *_ in asked]
+    batch, unit_of_row = _units(picked, rulings, english, index)
+    decided = link_many(batch, index, lexicon, workers)
+    links = [decided[u] for u in unit_of_row.tolist()]
+    asked = list(zip(*(listed(picked[name]) for name in ("text_hash", "card")), strict=True))
     # First sightings decide between versions of an original: only theirs are looked up.
     dated = [
         (h, link) for (h, *_), link in zip(asked, links, strict=True) if len(link.versions) > 1
@@ -122,6 +118,62 @@ def _index(texts: dict[str, str], kept: TermStore | None) -> EnglishIndex:
     if kept is not None and (known is None or known.hashes != index.terms.hashes):
         kept.save(index.terms)
     return index
+
+
+def _units(
+    picked: pa.Table,
+    rulings: pa.Table,
+    english: Any,  # noqa: ANN401 - an Arrow boolean column
+    index: EnglishIndex,
+) -> tuple[Units, NDArray[np.int64]]:
+    """The translations PICKED (text_hash, card, lang, text) as Units, and each row's unit.
+
+    Each distinct text once (in the order of its first row), its units in the order of its
+    rows; a unit's own English texts are its card's English rulings in RULINGS (ENGLISH
+    marks them) as INDEX's positions. Rulings of no known card are no card's own.
+    """
+    text_of_row = _codes(picked["text_hash"].combine_chunks())
+    _, first_rows = np.unique(text_of_row, return_index=True)
+    firsts = pa.array(first_rows, pa.int64())
+    order = np.argsort(text_of_row, kind="stable")
+    unit_of_row = np.empty(len(order), dtype=np.int64)
+    unit_of_row[order] = np.arange(len(order), dtype=np.int64)
+    unit_card = picked["card"].take(pa.array(order, pa.int64()))
+    # Each card's English texts (card, position), distinct, sorted: a card's are adjacent.
+    card = rulings["card"].cast(pa.string())
+    theirs = pc.and_(english, pc.is_in(card, value_set=pc.unique(unit_card.drop_null())))
+    mine = rulings.select(["text_hash"]).filter(theirs)["text_hash"].cast(pa.string())
+    cards = pa.concat_arrays(
+        [column.cast(pa.string()).combine_chunks() for column in (unit_card, card.filter(theirs))]
+    )
+    card_codes = _codes(cards)
+    unit_codes, own_codes = card_codes[: len(order)], card_codes[len(order) :]
+    found = pc.index_in(mine, value_set=pa.array(index.hashes, pa.string()))
+    positions = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+    width = max(1, len(index))
+    keys = np.unique(own_codes * width + positions)
+    card_of, doc = np.divmod(keys, width)
+    card_starts = np.searchsorted(card_of, np.arange(max(0, int(card_codes.max(initial=0))) + 2))
+    held = np.maximum(unit_codes, 0)
+    counts = np.where(unit_codes >= 0, card_starts[held + 1] - card_starts[held], 0)
+    own_starts = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(counts, out=own_starts[1:])
+    at = np.repeat(card_starts[held] - own_starts[:-1], counts) + np.arange(int(counts.sum()))
+    units = Units(
+        listed(picked["text"].take(firsts)),
+        listed(picked["lang"].take(firsts)),
+        text_of_row[order],
+        unit_card.cast(pa.string()).to_pylist(),
+        own_starts,
+        doc[at],
+    )
+    return units, unit_of_row
+
+
+def _codes(column: Any) -> NDArray[np.int64]:  # noqa: ANN401 - an Arrow array
+    """Each value's number among COLUMN's values, in order of first appearance (null: -1)."""
+    encoded = pc.dictionary_encode(column)
+    return np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False), np.int64)
 
 
 def _scattered(rows: Any, count: int) -> Any:  # noqa: ANN401
