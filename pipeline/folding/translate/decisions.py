@@ -380,8 +380,8 @@ class Verdicts(NamedTuple):
     """
 
     original: NDArray[np.int64]
-    score: list[float]
-    margin: list[float]
+    score: NDArray[np.float64]
+    margin: NDArray[np.float64]
     method: NDArray[np.int64]
     versions: NDArray[np.bool_]
 
@@ -390,16 +390,19 @@ def card_verdicts(found: Chosen) -> Verdicts:
     """The verdicts of the card rule's choices: a link where it links, unsure elsewhere."""
     return Verdicts(
         np.where(found.linked, found.best, -1),
-        rounded(found.score),
-        rounded(found.margin),
+        rounded(found.score, found.linked),
+        rounded(found.margin, found.linked),
         np.where(found.linked, CARD, UNSURE),
         found.versions,
     )
 
 
-def rounded(values: NDArray[np.float64]) -> list[float]:
-    """Python's round(value, 4) of each value (numpy's rounds otherwise)."""
-    return list(map(round, values.tolist(), repeat(4)))
+def rounded(values: NDArray[np.float64], where: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """VALUES, those WHERE holds as Python's round(value, 4) gives them (numpy's may differ)."""
+    found = np.array(values, dtype=np.float64)
+    at = np.flatnonzero(where)
+    found[at] = np.fromiter(map(round, values[at].tolist(), repeat(4)), np.float64, len(at))
+    return found
 
 
 def decide(
@@ -419,7 +422,7 @@ def decide(
     """
     units, unit = found.units, found.unit
     if not len(unit):
-        zeros = [0.0] * units
+        zeros = np.zeros(units, dtype=np.float64)
         nothing = np.zeros(0, dtype=np.bool_)
         return Verdicts(np.full(units, -1), zeros, zeros, np.zeros(units, np.int64), nothing)
     chosen = choose(found, fit, index, min_margin=min_margin, asked=np.ones(units, dtype=np.bool_))
@@ -458,19 +461,19 @@ def decide(
         own_alike,
         top,
     )
-    scores, margins = rounded(score), rounded(score - rival)
+    scores, margins = rounded(score, left), rounded(score - rival, left)
     method = np.where(left, np.where(found.own[np.maximum(original, 0)], CARD, DATASET), UNSURE)
-    links = left & (np.asarray(scores) >= min_score) & (np.asarray(margins) >= min_margin)
+    links = left & (scores >= min_score) & (margins >= min_margin)
     for u in np.flatnonzero(links & (method == DATASET)).tolist():
         links[u] = named(u, int(found.doc[original[u]]))
     versions = (alike | (np.arange(len(unit)) == top[unit])) & links[unit]
     # The card rule's links, then the rest.
-    card_scores, card_margins = rounded(chosen.score), rounded(chosen.margin)
+    card = card_verdicts(chosen)
     is_chosen = chosen.linked
     return Verdicts(
         np.where(is_chosen, chosen.best, np.where(links, original, -1)),
-        [c if k else s for c, s, k in zip(card_scores, scores, is_chosen.tolist(), strict=True)],
-        [c if k else m for c, m, k in zip(card_margins, margins, is_chosen.tolist(), strict=True)],
+        np.where(is_chosen, card.score, scores),
+        np.where(is_chosen, card.margin, margins),
         np.where(is_chosen, CARD, np.where(links, method, UNSURE)),
         chosen.versions | versions,
     )

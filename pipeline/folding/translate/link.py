@@ -331,7 +331,7 @@ def _sure_links(step: _Step, sure: NDArray[np.bool_], *, min_margin: float) -> N
     has = np.flatnonzero(np.diff(found.starts) > 0)
     top = np.zeros(units.size, dtype=np.float64)
     top[has] = found.value[found.starts[has]]
-    scored = np.asarray(verdicts.score) >= SURE_SCORE
+    scored = verdicts.score >= SURE_SCORE
     ok = wanted & (top >= SURE_SCORE) & chosen.linked & scored
     failed = np.bincount(units.text[~ok], minlength=len(sure))
     surely: NDArray[np.bool_] = sure & (failed == 0)
@@ -407,7 +407,7 @@ def _made(
     for u, d in zip(found.unit[rows].tolist(), found.doc[rows].tolist(), strict=True):
         versions.setdefault(u, []).append(hashes[d])
     method = verdicts.method.tolist()
-    score, margin, made = verdicts.score, verdicts.margin, step.made
+    score, margin, made = verdicts.score.tolist(), verdicts.margin.tolist(), step.made
     for u in asked.tolist():
         if method[u] == decisions.UNSURE:
             made[u] = Link(None, score[u], margin[u], "unsure")

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
-from itertools import repeat
+from functools import cache, partial
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
