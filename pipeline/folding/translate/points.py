@@ -399,9 +399,8 @@ def _nfkc(texts: Sequence[str], column: Column) -> Column:
     are. A text Python finds in NFKC is in NFKC in every later Unicode version too (the
     standard's stability policy), so Arrow's newer tables would leave it as well.
     """
-    normal = np.fromiter(
-        map(unicodedata.is_normalized, repeat("NFKC"), texts), np.bool_, len(texts)
-    )
+    quick = partial(unicodedata.is_normalized, "NFKC")
+    normal = np.fromiter(map(quick, texts), np.bool_, len(texts))
     if normal.all():
         return column
     redone = pa.array(np.flatnonzero(~normal), pa.int64())
