@@ -482,6 +482,8 @@ class _Entries:
         self._bag_weights = _Growing(np.float64)
         self._cover_shares = _Growing(np.float64)
         self._idf_past: NDArray[np.float64] | None = None
+        # Whether some entry has no option (a lexicon feature with none).
+        self._empty = False
 
     def block(self, lang: str, table: Mapping[str, Options]) -> _Block:
         """LANG's lexicon TABLE as entries, made the first time it is asked for."""
@@ -530,13 +532,20 @@ class _Entries:
         known = self._features
         if known is not None and [id(block) for block in known[0]] == list(map(id, blocks)):
             return known
-        names = [block.names for block in blocks]
-        union = pc.unique(pa.concat_arrays(names or [pa.array([], pa.string())]))
+        # One dictionary_encode of the tables' features end to end: its indices are each
+        # feature's position in the union, in block order, each block's in rank order.
+        lengths = np.asarray([len(block.names) for block in blocks], dtype=np.int64)
+        encoded = pc.dictionary_encode(
+            pa.concat_arrays([block.names for block in blocks] or [pa.array([], pa.string())])
+        )
+        union = encoded.dictionary
+        position = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        block = np.repeat(np.arange(len(blocks), dtype=np.int64), lengths)
+        rank = np.arange(len(position), dtype=np.int64) - np.repeat(
+            np.cumsum(lengths) - lengths, lengths
+        )
         table = np.full((len(blocks) + 1, len(union) + 1), -1, dtype=np.int64)
-        for n, block in enumerate(blocks):
-            at: Column = pc.index_in(block.names, value_set=union)
-            position = np.asarray(at.to_numpy(zero_copy_only=False), dtype=np.int64)
-            table[n, position] = np.arange(len(block.names), dtype=np.int64)
+        table[block, position] = rank
         self._features = (blocks, union, table)
         return self._features
 
@@ -561,11 +570,15 @@ class _Entries:
         width = max(1, len(self._weights.view))
         keys, counts = np.unique(row_of[held] * width + entry, return_counts=True)
         query, entry = np.divmod(keys, width)
-        bounds = self._bounds.view
-        kept = np.flatnonzero(bounds[entry + 1] > bounds[entry])  # no option: no item
-        query, entry, counts = query[kept], entry[kept], counts[kept]
+        if self._empty:  # an entry of no option gives no item
+            bounds = self._bounds.view
+            kept = np.flatnonzero(bounds[entry + 1] > bounds[entry])
+            query, entry, counts = query[kept], entry[kept], counts[kept]
         fresh = np.flatnonzero(~self._used.view[entry])
-        first = np.unique(alphabetical[codes[query[fresh]]] * width + entry[fresh]) % width
+        if len(fresh):
+            first = np.unique(alphabetical[codes[query[fresh]]] * width + entry[fresh]) % width
+        else:
+            first = fresh
         return query, entry, counts.astype(np.int64), first
 
     def anchors(
@@ -631,6 +644,7 @@ class _Entries:
             )
             self._numbers.extend(np.full(len(known) - before, -1, dtype=np.int64))
         held = np.flatnonzero(counts > 0)
+        self._empty |= len(held) < len(counts)
         starts = (np.cumsum(counts) - counts)[held]
         option_weight = np.full(len(english), index.unseen_idf, dtype=np.float64)
         found = np.flatnonzero(cover >= 0)
