@@ -270,9 +270,11 @@ class EnglishIndex:
             codes, base, alphabetical, word_rows, ranks
         )
         anchor_rows, anchor_tokens = anchors
-        kept = np.flatnonzero(held[codes[anchor_rows]]) if len(anchor_rows) else anchor_rows
+        if not held[codes[anchor_rows]].all():  # only the texts of languages it holds
+            kept = np.flatnonzero(held[codes[anchor_rows]])
+            anchor_rows, anchor_tokens = anchor_rows[kept], anchor_tokens.take(kept)
         anchor_query, anchor_entry, anchor_count, anchor_fresh = entries.anchors(
-            codes, anchor_rows[kept], anchor_tokens.take(kept)
+            codes, anchor_rows, anchor_tokens
         )
         # The entries first used now, in the order the one-text path made them: words
         # (by language, then rank), then anchors as met.
