@@ -200,7 +200,7 @@ class EnglishIndex:
         rows = np.arange(len(featured), dtype=np.int64)
         word_rows = np.repeat(rows, word_counts)
         words = pa.array(list(chain.from_iterable(w for _, w, _ in featured)), pa.string())
-        ranks = self._entries.ranks(names, lexicon, codes[word_rows], words)
+        ranks = self._entries.ranks(names, lexicon, codes, (word_rows, words))
         anchors = pa.array(list(chain.from_iterable(a for _, _, a in featured)), pa.string())
         return self._mapped(
             len(featured),
@@ -218,7 +218,7 @@ class EnglishIndex:
         (_Entries.ranks), no Python per word or per language's words.
         """
         names, codes = _codes(langs)
-        ranks = self._entries.ranks(names, lexicon, codes[traits.word_rows], traits.words)
+        ranks = self._entries.ranks(names, lexicon, codes, (traits.word_rows, traits.words))
         return traits._replace(word_ranks=ranks)
 
     def mapped_traits(self, traits: Traits, langs: Sequence[str], lexicon: Lexicon) -> Queries:
@@ -231,7 +231,7 @@ class EnglishIndex:
         names, codes = _codes(langs)
         ranks = traits.word_ranks
         if ranks is None:
-            ranks = self._entries.ranks(names, lexicon, codes[traits.word_rows], traits.words)
+            ranks = self._entries.ranks(names, lexicon, codes, (traits.word_rows, traits.words))
         return self._mapped(
             traits.size,
             names,
@@ -503,13 +503,20 @@ class _Entries:
         return found
 
     def ranks(
-        self, names: list[str], lexicon: Lexicon, word_lang: NDArray[np.int64], tokens: Column
+        self,
+        names: list[str],
+        lexicon: Lexicon,
+        codes: NDArray[np.int64],
+        rows: tuple[NDArray[np.int64], Column],
     ) -> NDArray[np.int64]:
-        """Each of TOKENS' rank among its language's (NAMES[WORD_LANG]) features, or -1.
+        """Each token's rank among its language's features, or -1: ROWS (row, token) pairs.
 
-        One hash lookup of every token among the union of the languages' features (Arrow's
-        index_in), then a language's rank of each union position (a table, numpy).
+        Row R's language is NAMES[CODES[R]]. One hash lookup of every token among the union
+        of the languages' features (Arrow's index_in), then a language's rank of each union
+        position (a table, numpy). The word columns are millions long: they are taken in
+        32 bits until the ranks, so that the lookup makes few arrays of them.
         """
+        word_rows, tokens = rows
         held = [self.block(name, lexicon[name]) for name in names if name in lexicon]
         blocks, union, table = self._union()
         # Each language's row of the table; a language the lexicon lacks, the last (-1s).
@@ -520,8 +527,11 @@ class _Entries:
         ]
         indexed: Column = pc.index_in(tokens, value_set=union)
         found: Column = pc.fill_null(indexed, len(union))
-        position = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
-        return table[row[word_lang], position]
+        # The table's cells number fewer than 2**31 (its rows are the languages).
+        at: NDArray[np.int32] = (row[codes] * table.shape[1]).astype(np.int32)[word_rows]
+        at += np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int32)
+        ranks: NDArray[np.int64] = np.take(table, at)
+        return ranks
 
     def _union(self) -> tuple[list[_Block], Column, NDArray[np.int64]]:
         """The languages' tables made so far, their features (a union), and their ranks.
