@@ -13,12 +13,12 @@ batched passes are tested against.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from itertools import chain, pairwise, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.folding.translate.features import ANCHOR, features, marks, shape
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
 # A lexicon entry: the English features a foreign one may stand for, with their weights.
 Options = tuple[tuple[str, float], ...]
-# An entry not made yet (_Entries.words).
-_UNMADE = -2
+# The scalar type of a growing column (_Growing).
+_Scalar = TypeVar("_Scalar", bound=np.generic)
 # The English texts whose cosines bound a shortlist's lowest from below (_best).
 _SAMPLE = 2_048
 
@@ -192,91 +192,101 @@ class EnglishIndex:
 
         A text's items are its distinct features the lexicon holds, in sorted order, then
         its distinct anchors, sorted: the sums add in one order however the texts are
-        batched. The word features of a language are looked up at once (_Entries.words),
-        each lexicon entry turned into term ids the first time a text uses it.
+        batched. The lists are made flat columns, then mapped as mapped_traits() maps them.
         """
-        entries = self._entries
-        parts: list[tuple[NDArray[np.int64], ...]] = []
-        by_lang: dict[str, list[int]] = {}
-        for row, (lang, _, _) in enumerate(featured):
-            if lang in lexicon:
-                by_lang.setdefault(lang, []).append(row)
-        for lang, rows in sorted(by_lang.items()):
-            parts.append(entries.words(lang, lexicon[lang], rows, [featured[r][1] for r in rows]))
-        anchor_query: list[int] = []
-        anchor_entry: list[int] = []
-        anchor_count: list[int] = []
-        for rows in by_lang.values():
-            for row in rows:
-                found = featured[row][2]
-                if not found:
-                    continue
-                for anchor, count in sorted(Counter(found).items()):
-                    anchor_query.append(row)
-                    anchor_entry.append(entries.anchor(anchor))
-                    anchor_count.append(count)
-        anchored = np.asarray(anchor_query, dtype=np.int64)
-        parts.append(
-            (
-                anchored,
-                np.asarray(anchor_entry, dtype=np.int64),
-                np.asarray(anchor_count, dtype=np.int64),
-                np.arange(len(anchored), dtype=np.int64),
-                np.ones(len(anchored), dtype=np.int64),
-            )
-        )
-        query, entry, counts, place, kind = (
-            np.concatenate(column) for column in zip(*parts, strict=True)
-        )
-        # Query by query: its words (in their order), then its anchors.
-        order = np.lexsort((place, kind, query))
-        return self._batch(
-            len(featured), query[order], entry[order], counts[order].astype(np.float64)
+        names, codes = _codes([lang for lang, _, _ in featured])
+        word_counts = np.fromiter(map(len, (w for _, w, _ in featured)), np.int64, len(featured))
+        anchor_counts = np.fromiter(map(len, (a for _, _, a in featured)), np.int64, len(featured))
+        rows = np.arange(len(featured), dtype=np.int64)
+        word_rows = np.repeat(rows, word_counts)
+        words = pa.array(list(chain.from_iterable(w for _, w, _ in featured)), pa.string())
+        ranks = self._entries.ranks(names, lexicon, codes, (word_rows, words))
+        anchors = pa.array(list(chain.from_iterable(a for _, _, a in featured)), pa.string())
+        return self._mapped(
+            len(featured),
+            names,
+            codes,
+            lexicon,
+            words=(word_rows, ranks),
+            anchors=(np.repeat(rows, anchor_counts), anchors),
         )
 
     def ranked(self, traits: Traits, langs: Sequence[str], lexicon: Lexicon) -> Traits:
         """TRAITS with each word feature's rank in its language's lexicon (sorted features).
 
-        Looked up once per distinct feature of a language (dictionary_encode).
+        One hash lookup of every word among the features of the batch's languages
+        (_Entries.ranks), no Python per word or per language's words.
         """
         names, codes = _codes(langs)
-        word_lang = codes[traits.word_rows]
-        ranks = np.full(len(traits.word_rows), -1, dtype=np.int64)
-        for code, lang in enumerate(names):
-            if lang not in lexicon:
-                continue
-            at = np.flatnonzero(word_lang == code)
-            ranks[at] = self._entries.ranks(lang, lexicon[lang], traits.words.take(at))
+        ranks = self._entries.ranks(names, lexicon, codes, (traits.word_rows, traits.words))
         return traits._replace(word_ranks=ranks)
 
     def mapped_traits(self, traits: Traits, langs: Sequence[str], lexicon: Lexicon) -> Queries:
         """mapped() of texts given as batch.traits() columns, in LANGS: the same queries.
 
-        No Python per text: each language's word features are looked up as the batch's
-        distinct ones (dictionary_encode), the anchors counted per text in numpy.
+        No Python per text: the word features are taken by their ranks (ranked()), each
+        lexicon entry already made as arrays (_Entries.block), the anchors counted per
+        text in numpy.
         """
-        entries = self._entries
         names, codes = _codes(langs)
-        held = np.isin(codes, [n for n, name in enumerate(names) if name in lexicon])
-        word_lang = codes[traits.word_rows]
-        parts: list[tuple[NDArray[np.int64], ...]] = []
         ranks = traits.word_ranks
         if ranks is None:
-            ranks = self.ranked(traits, langs, lexicon).word_ranks
-            assert ranks is not None
-        for code, lang in sorted(enumerate(names), key=itemgetter(1)):
-            if lang in lexicon:
-                at = np.flatnonzero(word_lang == code)
-                parts.append(entries.found(lang, lexicon[lang], traits.word_rows[at], ranks[at]))
-        anchor_rows = traits.anchor_rows
-        kept = np.flatnonzero(held[anchor_rows]) if len(anchor_rows) else anchor_rows
-        parts.append(entries.anchors(codes, held, anchor_rows[kept], traits.anchors.take(kept)))
-        query, entry, counts, place, kind = (
-            np.concatenate(column) for column in zip(*parts, strict=True)
+            ranks = self._entries.ranks(names, lexicon, codes, (traits.word_rows, traits.words))
+        return self._mapped(
+            traits.size,
+            names,
+            codes,
+            lexicon,
+            words=(traits.word_rows, ranks),
+            anchors=(traits.anchor_rows, traits.anchors),
         )
-        order = np.lexsort((place, kind, query))
+
+    def _mapped(
+        self,
+        size: int,
+        names: list[str],
+        codes: NDArray[np.int64],
+        lexicon: Lexicon,
+        *,
+        words: tuple[NDArray[np.int64], NDArray[np.int64]],
+        anchors: tuple[NDArray[np.int64], Column],
+    ) -> Queries:
+        """The queries of SIZE texts in languages NAMES[CODES]: (rows, ranks) of their WORDS.
+
+        ANCHORS are their anchors' rows and the anchors. Items: a text's words in the order
+        of their ranks, then its anchors sorted.
+        """
+        entries = self._entries
+        held = np.asarray([name in lexicon for name in names], dtype=np.bool_)
+        base = np.asarray(
+            [entries.block(name, lexicon[name]).base if name in lexicon else -1 for name in names],
+            dtype=np.int64,
+        )
+        # Each language's place among the names sorted: the order entries are first made in.
+        alphabetical = np.empty(len(names), dtype=np.int64)
+        alphabetical[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+        word_rows, ranks = words
+        word_query, word_entry, word_count, word_fresh = entries.words(
+            codes, base, alphabetical, word_rows, ranks
+        )
+        anchor_rows, anchor_tokens = anchors
+        if not held[codes[anchor_rows]].all():  # only the texts of languages it holds
+            kept = np.flatnonzero(held[codes[anchor_rows]])
+            anchor_rows, anchor_tokens = anchor_rows[kept], anchor_tokens.take(kept)
+        anchor_query, anchor_entry, anchor_count, anchor_fresh = entries.anchors(
+            codes, anchor_rows, anchor_tokens
+        )
+        # The entries first used now, in the order the one-text path made them: words
+        # (by language, then rank), then anchors as met.
+        entries.made(np.concatenate([word_fresh, anchor_fresh]))
+        query = np.concatenate([word_query, anchor_query])
+        # Query by query (stable: a query's words, in rank order, before its anchors).
+        order = np.argsort(query, kind="stable")
         return self._batch(
-            traits.size, query[order], entry[order], counts[order].astype(np.float64)
+            size,
+            query[order],
+            np.concatenate([word_entry, anchor_entry])[order],
+            np.concatenate([word_count, anchor_count])[order].astype(np.float64),
         )
 
     def _batch(
@@ -286,50 +296,52 @@ class EnglishIndex:
         item_entry: NDArray[np.int64],
         item_count: NDArray[np.float64],
     ) -> Queries:
+        """The Queries of SIZE texts from their items (in query order): entries and counts."""
         from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
 
         table = self._entries.arrays()
         width = len(self.vocabulary)
-        # The cosine bags: each item's English terms at its count times their weight.
+        # Every item's options, items in order: its English terms, as cosine terms (past
+        # the vocabulary: those no text holds, numbered as first made) and coverage options.
         owner, at = _expand(table.bounds, item_entry)
-        terms = table.terms[at]
-        idf = np.concatenate(
-            [self.arrays().idf, np.full(len(self._entries.extra), self.unseen_idf)]
-        )
+        cover = table.cover_terms[at]
+        terms = cover.copy()
+        unheld = np.flatnonzero(cover < 0)
+        terms[unheld] = width + table.numbers[table.codes[at[unheld]]]
+        option_query = item_query[owner]
+        # The cosine bags: each item's English terms at its count times their weight. The
+        # rows are in order, so the compressed rows are the options as they are (what the
+        # COO path gave), summed by scipy as before: the same bits.
         bags = sparse.csr_array(
-            (item_count[owner] * table.bag_weights[at], (item_query[owner], terms)),
-            shape=(size, len(idf)),
+            (
+                item_count[owner] * table.bag_weights[at],
+                terms,
+                np.searchsorted(option_query, np.arange(size + 1, dtype=np.int64)),
+            ),
+            shape=(size, width + self._entries.extra),
             dtype=np.float64,
         )
         bags.sum_duplicates()
-        bags.data *= idf[bags.indices]
+        bags.data *= self._entries.idf_past()[np.minimum(bags.indices, width)]
         row_of = np.repeat(np.arange(size, dtype=np.int64), np.diff(bags.indptr))
         norms = np.sqrt(np.bincount(row_of, weights=bags.data * bags.data, minlength=size))
         norms[norms == 0] = 1.0
         kept = bags.indices < width
-        rows_kept = row_of[kept]
-        bags = sparse.csr_array(
-            (
-                bags.data[kept] / norms[rows_kept],
-                bags.indices[kept],
-                np.searchsorted(rows_kept, np.arange(size + 1)),
-            ),
-            shape=(size, width),
-        )
+        if kept.all():
+            data, indices = bags.data / norms[row_of], bags.indices
+            indptr = bags.indptr.astype(np.int64)
+        else:
+            rows_kept = row_of[kept]
+            data, indices = bags.data[kept] / norms[rows_kept], bags.indices[kept]
+            indptr = np.searchsorted(rows_kept, np.arange(size + 1))
+        bags = sparse.csr_array((data, indices, indptr), shape=(size, width))
         # Coverage: each item's options the vocabulary holds, in item order.
         item_weight = table.weights[item_entry]
-        option_item, at = _expand(table.bounds, item_entry)
-        held = table.cover_terms[at] >= 0
-        option_item, at = option_item[held], at[held]
-        option_query = item_query[option_item]
-        option_term = table.cover_terms[at]
-        option_share = table.cover_shares[at]
-        # The option that stands for each English term a query reaches: its best share.
-        order = np.lexsort((-option_share, option_term, option_query))
-        change = np.ones(len(order), dtype=np.bool_)
-        change[1:] = (np.diff(option_query[order]) != 0) | (np.diff(option_term[order]) != 0)
-        option_first = np.zeros(len(order), dtype=np.bool_)
-        option_first[order[change]] = True
+        held = np.flatnonzero(cover >= 0)
+        option_item = owner[held]
+        option_query = option_query[held]
+        option_term = cover[held]
+        option_share = table.cover_shares[at[held]]
         return Queries(
             size,
             bags,
@@ -339,7 +351,7 @@ class EnglishIndex:
             option_query,
             option_term,
             option_share,
-            option_first,
+            _firsts(option_query * max(1, width) + option_term, option_share),
         )
 
     def shortlists(
@@ -426,96 +438,172 @@ class EnglishIndex:
         return np.where(valid, scores, 0.0)
 
 
-class _Entries:
-    """An index's lexicon entries (and anchors) as its term ids, each made once, as arrays.
+class _Block(NamedTuple):
+    """A language's lexicon table as entries: feature N (its features sorted) is BASE + N."""
 
-    Entry N's options are rows bounds[N] to bounds[N + 1] of _EntryArrays: as cosine terms
-    (terms, with their lexicon weights), and as coverage options (cover_terms, -1 where no
-    text holds it, with their share of the best weight); its weight is that of its
-    best-weighted option. English terms no text holds get ids past the vocabulary's: they
-    count in a translation's norm, and match nothing.
+    table: Mapping[str, Options]
+    # The table's features, sorted (an Arrow string array).
+    names: Column
+    base: int
+
+
+class _Entries:
+    """An index's lexicon entries (and anchors) as its term ids, as arrays.
+
+    Entry N's options are rows bounds[N] to bounds[N + 1] of the option columns: as cosine
+    terms (their lexicon weights), and as coverage options (cover_terms, -1 where no text
+    holds it, with their share of the best weight); its weight is that of its best-weighted
+    option. A language's table is made entries at once, the first time a batch holds the
+    language (_Block: a feature's entry is its rank, no Python per feature); an anchor
+    when a batch first holds it. English terms no text holds get ids past the vocabulary's,
+    numbered in the order the entries holding them are first used (made()): they count in
+    a translation's norm, in that order, and match nothing.
     """
 
     def __init__(self, index: EnglishIndex) -> None:
         self._index = index
+        # Each language's table (the last asked), and the features of those tables: their
+        # union, and each table's ranks by union position (_union).
+        self._blocks: dict[str, _Block] = {}
+        self._features: tuple[list[_Block], Column, NDArray[np.int64]] | None = None
         # Each anchor's entry.
         self._anchors: dict[str, int] = {}
-        # Per language, its lexicon table's features by rank (sorted), and each rank's entry
-        # (_UNMADE until a text uses it, -1 when the lexicon gives it no option).
-        self._ranks: dict[str, tuple[Mapping[str, Options], dict[str, int], NDArray[np.int64]]] = {}
-        self._names: dict[str, list[str]] = {}
-        self.extra: dict[str, int] = {}
-        self._lists: tuple[list[int], list[float], list[int], list[float], list[float]] = (
-            [],
-            [],
-            [],
-            [],
-            [],
+        # Each English term no text holds: its code, and each code's number past the
+        # vocabulary (-1 until an entry first used holds it); how many are numbered.
+        self._codes: dict[str, int] = {}
+        self._numbers = _Growing(np.int64)
+        self.extra = 0
+        # Entries: where each one's options begin (and the last ends), its weight, whether
+        # a batch used it yet. Options: term id or -1, code or -1, weight, share of the best.
+        self._bounds = _Growing(np.int64)
+        self._bounds.extend(np.zeros(1, dtype=np.int64))
+        self._weights = _Growing(np.float64)
+        self._used = _Growing(np.bool_)
+        self._cover_terms = _Growing(np.int64)
+        self._option_codes = _Growing(np.int64)
+        self._bag_weights = _Growing(np.float64)
+        self._cover_shares = _Growing(np.float64)
+        self._idf_past: NDArray[np.float64] | None = None
+        # Whether some entry has no option (a lexicon feature with none).
+        self._empty = False
+
+    def block(self, lang: str, table: Mapping[str, Options]) -> _Block:
+        """LANG's lexicon TABLE as entries, made the first time it is asked for."""
+        found = self._blocks.get(lang)
+        if found is None or found.table is not table:
+            names = sorted(table)
+            options = list(map(table.__getitem__, names))
+            flat = list(chain.from_iterable(options))
+            base = self._add(
+                np.fromiter(map(len, options), np.int64, len(options)),
+                list(map(itemgetter(0), flat)),
+                np.fromiter(map(itemgetter(1), flat), np.float64, len(flat)),
+            )
+            found = self._blocks[lang] = _Block(table, pa.array(names, pa.string()), base)
+        return found
+
+    def ranks(
+        self,
+        names: list[str],
+        lexicon: Lexicon,
+        codes: NDArray[np.int64],
+        rows: tuple[NDArray[np.int64], Column],
+    ) -> NDArray[np.int64]:
+        """Each token's rank among its language's features, or -1: ROWS (row, token) pairs.
+
+        Row R's language is NAMES[CODES[R]]. One hash lookup of every token among the union
+        of the languages' features (Arrow's index_in), then a language's rank of each union
+        position (a table, numpy). The word columns are millions long: they are taken in
+        32 bits until the ranks, so that the lookup makes few arrays of them.
+        """
+        word_rows, tokens = rows
+        held = [self.block(name, lexicon[name]) for name in names if name in lexicon]
+        blocks, union, table = self._union()
+        # Each language's row of the table; a language the lexicon lacks, the last (-1s).
+        row = np.full(len(names), len(blocks), dtype=np.int64)
+        number = {id(block): n for n, block in enumerate(blocks)}
+        row[[n for n, name in enumerate(names) if name in lexicon]] = [
+            number[id(block)] for block in held
+        ]
+        indexed: Column = pc.index_in(tokens, value_set=union)
+        found: Column = pc.fill_null(indexed, len(union))
+        # The table's cells number fewer than 2**31 (its rows are the languages).
+        at: NDArray[np.int32] = (row[codes] * table.shape[1]).astype(np.int32)[word_rows]
+        at += np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int32)
+        ranks: NDArray[np.int64] = np.take(table, at)
+        return ranks
+
+    def _union(self) -> tuple[list[_Block], Column, NDArray[np.int64]]:
+        """The languages' tables made so far, their features (a union), and their ranks.
+
+        The table has a row per block and a last one, and a column per feature and a last
+        one (a token none holds): each block's rank of each feature, -1 where it has none.
+        Made again only when a language is added (or its table replaced).
+        """
+        blocks = list(self._blocks.values())
+        known = self._features
+        if known is not None and [id(block) for block in known[0]] == list(map(id, blocks)):
+            return known
+        # One dictionary_encode of the tables' features end to end: its indices are each
+        # feature's position in the union, in block order, each block's in rank order.
+        lengths = np.asarray([len(block.names) for block in blocks], dtype=np.int64)
+        encoded = pc.dictionary_encode(
+            pa.concat_arrays([block.names for block in blocks] or [pa.array([], pa.string())])
         )
-        self._bounds = [0]
-        self._arrays = _EntryArrays(
-            np.zeros(0, dtype=np.int64),
-            np.zeros(0),
-            np.zeros(0, dtype=np.int64),
-            np.zeros(0),
-            np.zeros(1, dtype=np.int64),
-            np.zeros(0),
+        union = encoded.dictionary
+        position = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        block = np.repeat(np.arange(len(blocks), dtype=np.int64), lengths)
+        rank = np.arange(len(position), dtype=np.int64) - np.repeat(
+            np.cumsum(lengths) - lengths, lengths
         )
+        table = np.full((len(blocks) + 1, len(union) + 1), -1, dtype=np.int64)
+        table[block, position] = rank
+        self._features = (blocks, union, table)
+        return self._features
 
     def words(
         self,
-        lang: str,
-        table: Mapping[str, Options],
-        rows: Sequence[int],
-        featured: Sequence[Sequence[str]],
-    ) -> tuple[NDArray[np.int64], ...]:
-        """The items of the word features FEATURED of ROWS, in LANG's lexicon TABLE.
-
-        One item per (row, distinct feature TABLE holds), with its count: rows in order,
-        each row's features in sorted order (their rank among TABLE's, sorted). Returned
-        as (query, entry, count, place, kind 0) arrays, place being that rank.
-        """
-        ranks, made = self._ranked(lang, table)
-        lengths = np.fromiter((len(words) for words in featured), np.int64, len(featured))
-        # ranks.get(word, -1) of every word, called from C (map over two iterables).
-        flat = np.fromiter(
-            map(ranks.get, chain.from_iterable(featured), repeat(-1)), np.int64, int(lengths.sum())
-        )
-        row_of = np.repeat(np.asarray(rows, dtype=np.int64), lengths)
-        return self._items(lang, table, made, row_of=row_of, flat=flat)
-
-    def ranks(self, lang: str, table: Mapping[str, Options], tokens: Column) -> NDArray[np.int64]:
-        """Each of TOKENS' rank among LANG's lexicon TABLE's features (sorted), or -1."""
-        ranks, _ = self._ranked(lang, table)
-        encoded = pc.dictionary_encode(tokens)
-        distinct = encoded.dictionary.to_pylist()
-        rank_of = np.fromiter(map(ranks.get, distinct, repeat(-1)), np.int64, len(distinct))
-        indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        return rank_of[indices]
-
-    def found(
-        self,
-        lang: str,
-        table: Mapping[str, Options],
+        codes: NDArray[np.int64],
+        base: NDArray[np.int64],
+        alphabetical: NDArray[np.int64],
         row_of: NDArray[np.int64],
-        flat: NDArray[np.int64],
+        ranks: NDArray[np.int64],
     ) -> tuple[NDArray[np.int64], ...]:
-        """words() of word features given as their rows and ranks (FLAT, ranks())."""
-        _, made = self._ranked(lang, table)
-        return self._items(lang, table, made, row_of=row_of, flat=flat)
+        """The items of word features of rows ROW_OF, ranked RANKS in their language's table.
+
+        One item per (row, distinct feature its table holds options for), with its count,
+        rows in order and each row's in rank order; the language of row R is CODES[R], its
+        entries start at BASE[code]. Returned as (query, entry, count, the entries used for
+        the first time in the order they are made: by language (ALPHABETICAL), then rank).
+        """
+        lang = codes[row_of]
+        held = np.flatnonzero((ranks >= 0) & (base[lang] >= 0))
+        entry = base[lang[held]] + ranks[held]
+        width = max(1, len(self._weights.view))
+        keys, counts = np.unique(row_of[held] * width + entry, return_counts=True)
+        query, entry = np.divmod(keys, width)
+        if self._empty:  # an entry of no option gives no item
+            bounds = self._bounds.view
+            kept = np.flatnonzero(bounds[entry + 1] > bounds[entry])
+            query, entry, counts = query[kept], entry[kept], counts[kept]
+        fresh = np.flatnonzero(~self._used.view[entry])
+        if len(fresh):
+            first = np.unique(alphabetical[codes[query[fresh]]] * width + entry[fresh]) % width
+        else:
+            first = fresh
+        return query, entry, counts.astype(np.int64), first
 
     def anchors(
         self,
         codes: NDArray[np.int64],
-        held: NDArray[np.bool_],
         row_of: NDArray[np.int64],
         tokens: Column,
     ) -> tuple[NDArray[np.int64], ...]:
         """The anchor items of a batch: one per (row, distinct anchor), with its count.
 
-        Each row's anchors in sorted order (place: the anchor's rank among the batch's);
-        entries made in the order mapped() meets the anchors (rows of a language in turn,
-        in the order the languages first appear; each row's anchors sorted).
+        Each row's anchors in sorted order. An anchor met for the first time is made an
+        entry, in the order the one-text path met them (rows of a language in turn, in the
+        order the languages first appear; each row's anchors sorted). Returned as words().
         """
         encoded = pc.dictionary_encode(tokens)
         distinct = encoded.dictionary.to_pylist()
@@ -526,107 +614,105 @@ class _Entries:
         width = max(1, len(distinct))
         keys, counts = np.unique(row_of * width + rank[indices], return_counts=True)
         query, ranked = np.divmod(keys, width)
-        # The order the one-text path met them: language of first appearance, row, anchor.
-        # Languages in the order they first appear (codes are numbered so), then the rest.
-        lang_order = np.where(held, codes, len(codes))
-        met = np.lexsort((ranked, query, lang_order[query]))
-        _, first = np.unique(ranked[met], return_index=True)
-        entry_of = np.empty(len(distinct), dtype=np.int64)
-        for at in np.sort(first).tolist():
-            r = int(ranked[met[at]])
-            entry_of[r] = self.anchor(distinct[ordered[r]])
-        return (
-            query,
-            entry_of[ranked],
-            counts.astype(np.int64),
-            ranked,
-            np.ones(len(query), dtype=np.int64),
-        )
+        anchors = list(map(distinct.__getitem__, ordered))
+        entry_of = np.fromiter(map(self._anchors.get, anchors, repeat(-1)), np.int64, len(anchors))
+        first = np.zeros(0, dtype=np.int64)
+        if (entry_of < 0).any():
+            # Languages in the order they first appear (codes are numbered so; ROW_OF are
+            # rows of languages the lexicon holds), then rows, then anchors: each new anchor
+            # where it is first met.
+            met = np.lexsort((ranked, query, codes[query]))
+            _, at = np.unique(ranked[met], return_index=True)
+            new = ranked[met[np.sort(at)]]
+            new = new[entry_of[new] < 0]
+            made = list(map(anchors.__getitem__, new.tolist()))
+            ones = np.ones(len(made), dtype=np.int64)
+            start = self._add(ones, made, ones.astype(np.float64))
+            first = np.arange(start, start + len(made), dtype=np.int64)
+            entry_of[new] = first
+            self._anchors.update(zip(made, first.tolist(), strict=True))
+        return query, entry_of[ranked], counts.astype(np.int64), first
 
-    def _items(
-        self,
-        lang: str,
-        table: Mapping[str, Options],
-        made: NDArray[np.int64],
-        *,
-        row_of: NDArray[np.int64],
-        flat: NDArray[np.int64],
-    ) -> tuple[NDArray[np.int64], ...]:
-        """The items of word features of rows ROW_OF, ranked FLAT in LANG's TABLE (words())."""
-        held = flat >= 0
-        width = max(1, len(made))
-        keys, counts = np.unique(row_of[held] * width + flat[held], return_counts=True)
-        query, rank = np.divmod(keys, width)
-        unmade = np.unique(rank[made[rank] == _UNMADE])
-        if len(unmade):
-            names = self._names[lang]
-            for n in unmade.tolist():
-                options = table.get(names[n])
-                made[n] = self._add(options) if options else -1
-        entry = made[rank]
-        kept = entry >= 0
-        return (
-            query[kept],
-            entry[kept],
-            counts[kept],
-            rank[kept],
-            np.zeros(int(kept.sum()), np.int64),
-        )
+    def _add(
+        self, counts: NDArray[np.int64], english: list[str], weights: NDArray[np.float64]
+    ) -> int:
+        """Entries of COUNTS options each (ENGLISH terms, WEIGHTS, in turn): the first's number.
 
-    def _ranked(
-        self, lang: str, table: Mapping[str, Options]
-    ) -> tuple[dict[str, int], NDArray[np.int64]]:
-        """LANG's features by rank (TABLE's keys sorted), and each rank's entry so far."""
-        found = self._ranks.get(lang)
-        if found is None or found[0] is not table:
-            names = sorted(table)
-            found = self._ranks[lang] = (
-                table,
-                dict(zip(names, range(len(names)), strict=True)),
-                np.full(len(names), _UNMADE, dtype=np.int64),
-            )
-            self._names[lang] = names
-        return found[1], found[2]
-
-    def anchor(self, anchor: str) -> int:
-        """The entry of an anchor: itself, as printed."""
-        known = self._anchors
-        found = known.get(anchor)
-        if found is None:
-            found = known[anchor] = self._add(((anchor, 1.0),))
-        return found
-
-    def _add(self, options: Options) -> int:
+        An entry's shares are its weights over its first (best) one's; its weight is the
+        highest of its terms' (weight_of: an unseen term's where no text holds it).
+        """
         index = self._index
-        bag_terms, bag_weights, cover_terms, cover_shares, weights = self._lists
-        best = options[0][1]
-        for english, weight in options:
-            term = index.vocabulary.get(english)
-            if term is None:
-                term = self.extra.setdefault(english, len(index.vocabulary) + len(self.extra))
-            bag_terms.append(term)
-            bag_weights.append(weight)
-            cover_terms.append(index.vocabulary.get(english, -1))
-            cover_shares.append(weight / best)
-        weights.append(max(index.weight_of(e) for e, _ in options))
-        self._bounds.append(len(bag_terms))
-        return len(weights) - 1
+        cover = np.fromiter(map(index.vocabulary.get, english, repeat(-1)), np.int64, len(english))
+        codes = np.full(len(english), -1, dtype=np.int64)
+        unheld = np.flatnonzero(cover < 0)
+        if len(unheld):
+            known = self._codes
+            before = len(known)
+            terms = list(map(english.__getitem__, unheld.tolist()))
+            codes[unheld] = np.fromiter(
+                map(known.setdefault, terms, map(len, repeat(known, len(terms)))),
+                np.int64,
+                len(terms),
+            )
+            self._numbers.extend(np.full(len(known) - before, -1, dtype=np.int64))
+        held = np.flatnonzero(counts > 0)
+        self._empty |= len(held) < len(counts)
+        starts = (np.cumsum(counts) - counts)[held]
+        option_weight = np.full(len(english), index.unseen_idf, dtype=np.float64)
+        found = np.flatnonzero(cover >= 0)
+        option_weight[found] = index.arrays().weights[cover[found]]
+        entry_weight = np.zeros(len(counts), dtype=np.float64)
+        if len(held):
+            entry_weight[held] = np.maximum.reduceat(option_weight, starts)
+        first = len(self._weights.view)
+        self._bounds.extend(self._bounds.view[-1] + np.cumsum(counts))
+        self._weights.extend(entry_weight)
+        self._used.extend(np.zeros(len(counts), dtype=np.bool_))
+        self._cover_terms.extend(cover)
+        self._option_codes.extend(codes)
+        self._bag_weights.extend(weights)
+        self._cover_shares.extend(weights / np.repeat(weights[starts], counts[held]))
+        return first
+
+    def made(self, entries: NDArray[np.int64]) -> None:
+        """ENTRIES are used (in this order): number the terms past the vocabulary they hold.
+
+        Each term no text holds is numbered the first time an entry holding it is used, in
+        the order of the entries and of their options: as the one-text path numbered them.
+        """
+        used = self._used.view
+        fresh = entries[~used[entries]]
+        if not len(fresh):
+            return
+        used[fresh] = True
+        _, at = _expand(self._bounds.view, fresh)
+        codes = self._option_codes.view[at]
+        numbers = self._numbers.view
+        codes = codes[codes >= 0]
+        codes = codes[numbers[codes] < 0]
+        if len(codes):
+            distinct, first = np.unique(codes, return_index=True)
+            numbered = distinct[np.argsort(first)]
+            numbers[numbered] = np.arange(self.extra, self.extra + len(numbered))
+            self.extra += len(numbered)
 
     def arrays(self) -> _EntryArrays:
-        """The entries as arrays; those made since the last call are appended."""
-        done = self._arrays
-        if len(self._lists[4]) > len(done.weights):
-            options, entries = len(done.terms), len(done.weights)
-            bag_terms, bag_weights, cover_terms, cover_shares, weights = self._lists
-            self._arrays = _EntryArrays(
-                _appended(done.terms, bag_terms[options:], np.int64),
-                _appended(done.bag_weights, bag_weights[options:], np.float64),
-                _appended(done.cover_terms, cover_terms[options:], np.int64),
-                _appended(done.cover_shares, cover_shares[options:], np.float64),
-                _appended(done.bounds, self._bounds[entries + 1 :], np.int64),
-                _appended(done.weights, weights[entries:], np.float64),
-            )
-        return self._arrays
+        """The entries as arrays (views: good until entries are added)."""
+        return _EntryArrays(
+            self._bounds.view,
+            self._weights.view,
+            self._cover_terms.view,
+            self._option_codes.view,
+            self._numbers.view,
+            self._bag_weights.view,
+            self._cover_shares.view,
+        )
+
+    def idf_past(self) -> NDArray[np.float64]:
+        """The index's IDF by term id, and past the last the unseen terms' (no text's)."""
+        if self._idf_past is None:
+            self._idf_past = np.append(self._index.arrays().idf, self._index.unseen_idf)
+        return self._idf_past
 
 
 def _codes(langs: Sequence[str]) -> tuple[list[str], NDArray[np.int64]]:
@@ -638,20 +724,81 @@ def _codes(langs: Sequence[str]) -> tuple[list[str], NDArray[np.int64]]:
     return list(numbers), codes
 
 
-def _appended(array: NDArray[Any], tail: Sequence[float], dtype: type) -> NDArray[Any]:
-    return np.concatenate([array, np.asarray(tail, dtype=dtype)])
+def _firsts(keys: NDArray[np.int64], shares: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Whether each option is the first of the highest SHARES among those of its KEYS.
+
+    lexsort((-shares, keys))'s first of each key. One sort of the keys made distinct by
+    their position (a plain sort of numbers, faster than a stable sort of the keys), and
+    only keys held more than once compare shares (most are held once: each is its first).
+    """
+    size = len(keys)
+    found = np.ones(size, dtype=np.bool_)
+    if size < 2:  # noqa: PLR2004 - one option is its key's first
+        return found
+    if int(keys.max()) < np.iinfo(np.int64).max // size:
+        ordered, order = np.divmod(np.sort(keys * size + np.arange(size, dtype=np.int64)), size)
+    else:
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return found
+    shared = np.zeros(size, dtype=np.bool_)
+    shared[1:] = same
+    shared[:-1] |= same
+    at = np.flatnonzero(shared)
+    options, held = order[at], ordered[at]
+    change = np.ones(len(at), dtype=np.bool_)
+    change[1:] = held[1:] != held[:-1]
+    group = np.cumsum(change) - 1
+    ranked = shares[options]
+    best = np.maximum.reduceat(ranked, np.flatnonzero(change))
+    top = np.flatnonzero(ranked == best[group])
+    first = np.ones(len(top), dtype=np.bool_)
+    first[1:] = group[top[1:]] != group[top[:-1]]
+    found[options] = False
+    found[options[top[first]]] = True
+    return found
+
+
+class _Growing(Generic[_Scalar]):
+    """A column that grows at its end, its capacity doubled when full: O(1) per value."""
+
+    __slots__ = ("_data", "_size")
+
+    def __init__(self, dtype: type[_Scalar]) -> None:
+        self._data: NDArray[_Scalar] = np.zeros(64, dtype=dtype)
+        self._size = 0
+
+    @property
+    def view(self) -> NDArray[_Scalar]:
+        """The values so far (a view: writes go to the column)."""
+        return self._data[: self._size]
+
+    def extend(self, values: NDArray[_Scalar]) -> None:
+        """Append VALUES."""
+        end = self._size + len(values)
+        if end > len(self._data):
+            grown = np.zeros(max(end, 2 * len(self._data)), dtype=self._data.dtype)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : end] = values
+        self._size = end
 
 
 class _EntryArrays(NamedTuple):
     """_Entries as arrays: each option is a cosine term and a coverage option at once."""
 
-    terms: NDArray[np.int64]
-    bag_weights: NDArray[np.float64]
-    cover_terms: NDArray[np.int64]
-    cover_shares: NDArray[np.float64]
-    # Where each entry's options begin, and where the last ends.
+    # Where each entry's options begin, and where the last ends; each entry's weight.
     bounds: NDArray[np.int64]
     weights: NDArray[np.float64]
+    # Each option's term id (-1: no text holds it), code (-1: a text does), the number past
+    # the vocabulary of each code, each option's lexicon weight and share of the best.
+    cover_terms: NDArray[np.int64]
+    codes: NDArray[np.int64]
+    numbers: NDArray[np.int64]
+    bag_weights: NDArray[np.float64]
+    cover_shares: NDArray[np.float64]
 
 
 class _Arrays(NamedTuple):
