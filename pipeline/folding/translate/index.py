@@ -689,6 +689,8 @@ class _Reach(NamedTuple):
     weight: NDArray[np.float64]
     bounds: NDArray[np.int64]
     counts: NDArray[np.int64]
+    # Whether each item's options come in order of credit, highest first.
+    descending: bool
 
 
 # coverage_many() takes its pairs in parts whose table of texts by columns holds at most
@@ -712,16 +714,20 @@ def _reach(queries: Queries, arrays: _Arrays, vocabulary: int) -> _Reach:
     column[~reached] = width - 1
     weight = np.where(queries.option_first, arrays.weights[term], 0.0)
     bounds = np.searchsorted(queries.option_query, np.arange(queries.size + 1))
+    item = queries.option_item
+    credit = queries.item_weight[item] * queries.option_share
+    rising = (item[1:] == item[:-1]) & (credit[1:] > credit[:-1])
     return _Reach(
         width,
         column,
         column[term].astype(np.int32),
-        queries.option_item.astype(np.int32),
-        queries.item_weight[queries.option_item] * queries.option_share,
+        item.astype(np.int32),
+        credit,
         weight * queries.option_share,
         weight,
         bounds,
         np.diff(bounds),
+        not rising.any(),
     )
 
 
@@ -768,16 +774,24 @@ def _covered(
     cells += reach.option_column[rows]
     found = held[cells]
     hit = np.flatnonzero(found)
-    owner = np.repeat(np.arange(pairs), counts)[hit]
+    # Each pair's first option found, and how many it found.
+    first = np.searchsorted(hit, ends - counts)
+    per = np.diff(first, append=len(hit))
+    owner = np.repeat(np.arange(pairs), per)
     rows, found = rows[hit], found[hit]
-    # A foreign term's credit: its best option found (options of an item are adjacent).
-    # Its weight times its best share is its best weight times share: rounding keeps order.
+    # A foreign term's credit: its best option found (options of an item are adjacent),
+    # the first found where each item's options come best first (as a lexicon lists
+    # them). Its weight times its best share is its best weight times share: rounding
+    # keeps order.
     items = reach.option_item[rows]
     change = np.ones(len(rows), dtype=np.bool_)
-    change[1:] = (owner[1:] != owner[:-1]) | (items[1:] != items[:-1])
+    np.not_equal(items[1:], items[:-1], out=change[1:])
+    change[first[per > 0]] = True
     starts = np.flatnonzero(change)
-    credit = reach.credit[rows]
-    credit = np.maximum.reduceat(credit, starts) if len(starts) else credit
+    if reach.descending or not len(starts):
+        credit = reach.credit[rows[starts]]
+    else:
+        credit = np.maximum.reduceat(reach.credit[rows], starts)
     foreign_hit = np.bincount(owner[starts], weights=credit, minlength=pairs)
     # An English term reached: once per pair, at the best share that reaches it (the
     # others add 0, which leaves a sum as it is).
