@@ -381,6 +381,7 @@ class EnglishIndex:
 
         The same terms and credits as coverage(): a foreign term's credit is its best
         option the English text holds; an English term counts once, at its best share.
+        The foreign hits add up in item order, the English ones in option order (_covered).
         """
         arrays = self.arrays()
         pairs = len(pair_query)
@@ -693,8 +694,9 @@ class _Reach(NamedTuple):
     descending: bool
 
 
-# coverage_many() takes its pairs in parts whose table of texts by columns holds at most
-# this many cells (bytes), and whose pairs' queries have at most this many options.
+# coverage_many() takes its pairs in parts whose table of texts by columns (_covered) holds
+# at most this many cells (bytes), and whose pairs' queries have about as many options at
+# most: the part's arrays stay small, and in int32.
 _HELD_CELLS = 1 << 22
 # An optional term (a name) in that table; a required one is 1, a term not held 0.
 _NAMED = 2
@@ -764,7 +766,8 @@ def _covered(
     owner, at = _expand(arrays.doc_starts, docs)
     held = np.zeros(len(docs) * width, dtype=np.int8)
     held[owner * width + reach.column[arrays.doc_terms[at]]] = 1 + arrays.optional[at]
-    # Slot K of a pair is its query's option K: option row slot + shift.
+    # A slot per (pair, option of its query), pair by pair, each pair's options in order:
+    # slot S is option row S + its pair's shift.
     counts = reach.counts[pair_query]
     ends = np.cumsum(counts)
     shift = reach.bounds[pair_query] - (ends - counts)
