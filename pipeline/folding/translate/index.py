@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 Options = tuple[tuple[str, float], ...]
 # The scalar type of a growing column (_Growing).
 _Scalar = TypeVar("_Scalar", bound=np.generic)
-# The English texts whose cosines bound a shortlist's lowest from below (_best).
-_SAMPLE = 2_048
+# The blocks of English texts whose best cosines bound a shortlist's lowest from below
+# (_best): enough that a column's best texts are mostly in blocks of their own.
+_BLOCKS = 256
 
 
 class EnglishIndex:
@@ -94,8 +95,8 @@ class EnglishIndex:
         self._marks: dict[int, Marks] = {}
         # (text, text): how alike the two are (card.similar_texts keeps them here).
         self.ratios: dict[tuple[int, int], float] = {}
-        self._by_term: sparse.csr_array | None = None
-        self._runs: tuple[Queries, _Runs] | None = None
+        self._by_text: sparse.csr_array | None = None
+        self._reach: tuple[Queries, _Reach] | None = None
         # The lexicon's entries as this index's term ids, per (lang, feature), once each.
         self._entries = _Entries(self)
 
@@ -367,18 +368,23 @@ class EnglishIndex:
         every = rows is None or list(rows) == list(range(queries.size))
         bags = queries.bags if every else queries.bags[np.asarray(rows, dtype=np.int64)]
         size = bags.shape[0]
-        if not len(self):
+        if not len(self) or not size:
             return [[] for _ in range(size)]
-        if self._by_term is None:
-            self._by_term = self.matrix.astype(np.float32)
+        if self._by_text is None:
+            # The texts as rows, each one's terms in order.
+            by_text = self.matrix.T.tocsr().astype(np.float32)
+            by_text.sort_indices()
+            self._by_text = by_text
         # Only the terms the bags hold: the others' products are 0, and each sum adds the
         # same products in the same (term) order, so the cosines are the same bits.
         terms, column = np.unique(bags.indices, return_inverse=True)
         columns = np.zeros((len(terms), size), dtype=np.float32)
         columns[column, np.repeat(np.arange(size), np.diff(bags.indptr))] = bags.data
-        # One row per English text, one column per query.
-        cosine = self._by_term[terms].T @ columns
-        return _best(np.asarray(cosine, dtype=np.float32), count)
+        # One row per English text, one column per query, made text by text (each text's
+        # terms in order): its row of sums stays in cache, where term by term the sums of
+        # every text were walked once per term. The same sums in the same order.
+        cosine = self._by_text[:, terms] @ columns
+        return _best(np.ascontiguousarray(cosine, dtype=np.float32), count)
 
     def coverage_many(
         self, queries: Queries, pair_query: NDArray[np.int64], pair_doc: NDArray[np.int64]
@@ -387,50 +393,25 @@ class EnglishIndex:
 
         The same terms and credits as coverage(): a foreign term's credit is its best
         option the English text holds; an English term counts once, at its best share.
+        The foreign hits add up in item order, the English ones in option order (_covered).
         """
         arrays = self.arrays()
         pairs = len(pair_query)
         if not pairs:
             return np.zeros(0)
-        # The options each pair's English text holds, found from the text's side (its terms
-        # are fewer than the query's options): each term looked up in the batch's runs of
-        # options (_runs), then put back in the order of the options, pair by pair.
-        # A batch's runs serve its sure links and its rankings: made once (the last batch's).
-        if self._runs is None or self._runs[0] is not queries:
-            self._runs = (queries, _runs(queries, len(self.vocabulary)))
-        runs = self._runs[1]
-        owner, at = _expand(arrays.doc_starts, pair_doc)
-        run = runs.table[pair_query[owner] * runs.width + runs.column[arrays.doc_terms[at]]]
-        hit = np.flatnonzero(run)
-        owner, at, run = owner[hit], at[hit], run[hit] - 1
-        if np.all(runs.starts[run + 1] - runs.starts[run] == 1):  # as most are: one option
-            inner, rows = np.arange(len(run)), runs.rows[runs.starts[run]]
-        else:
-            inner, where = _expand(runs.starts, run)
-            rows = runs.rows[where]
-        order = np.argsort(owner[inner] * len(queries.option_term) + rows)
-        inner, rows = inner[order], rows[order]
-        owner, at = owner[inner], at[inner]
-        items = queries.option_item[rows]
-        # A foreign term's credit: its best option found (options of an item are adjacent).
-        change = np.ones(len(rows), dtype=np.bool_)
-        change[1:] = (owner[1:] != owner[:-1]) | (items[1:] != items[:-1])
-        starts = np.flatnonzero(change)
-        shares = queries.option_share[rows]
-        credit = np.maximum.reduceat(shares, starts) if len(starts) else shares
-        foreign_hit = np.bincount(
-            owner[starts], weights=queries.item_weight[items[starts]] * credit, minlength=pairs
+        # A batch's options serve its sure links and its rankings: laid out once (the last
+        # batch's).
+        if self._reach is None or self._reach[0] is not queries:
+            self._reach = (queries, _reach(queries, arrays, len(self.vocabulary)))
+        reach = self._reach[1]
+        parts = [
+            _covered(reach, arrays, pair_query[start:end], pair_doc[start:end])
+            for start, end in _parts(reach, pair_query)
+        ]
+        foreign_hit, english_hit, english_named = (
+            np.concatenate(part) if len(parts) > 1 else part[0] for part in zip(*parts, strict=True)
         )
-        # An English term reached: once per pair, at the best share that reaches it.
-        reached = np.flatnonzero(queries.option_first[rows])
-        weight = arrays.weights[queries.option_term[rows[reached]]]
-        english_hit = np.bincount(
-            owner[reached], weights=weight * queries.option_share[rows[reached]], minlength=pairs
-        )
-        named = arrays.optional[at[reached]]
-        english_total = arrays.required[pair_doc] + np.bincount(
-            owner[reached], weights=weight * named, minlength=pairs
-        )
+        english_total = arrays.required[pair_doc] + english_named
         total = queries.total[pair_query]
         valid = ~arrays.empty[pair_doc] & (total > 0) & (english_total > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -836,56 +817,164 @@ class Queries(NamedTuple):
     option_first: NDArray[np.bool_]
 
 
-class _Runs(NamedTuple):
-    """A batch's options by (query, term): run R is rows[starts[R]:starts[R + 1]].
+class _Reach(NamedTuple):
+    """A batch's options as coverage_many() reads them (_reach), made once a batch.
 
-    TABLE, query * width + column[term], holds R + 1 for the run of that query's options of
-    that term (0: the query has none). COLUMN numbers the terms the batch's options reach,
-    in term order; every other term is the last column, which no run holds.
+    COLUMN numbers the terms the options reach, in term order (every other term is the
+    last column, WIDTH - 1, which no option has). Each option's column, item, CREDIT (its
+    item's weight times its share) and, for the option that stands for its term in its
+    query (option_first), HIT (the term's weight times its share) and WEIGHT (the term's):
+    0 for the other options, which add nothing. Query Q's options are rows BOUNDS[Q] to
+    BOUNDS[Q + 1], COUNTS[Q] of them.
     """
 
     width: int
-    table: NDArray[np.int32]
-    starts: NDArray[np.int64]
-    rows: NDArray[np.int64]
     column: NDArray[np.int64]
+    option_column: NDArray[np.int32]
+    option_item: NDArray[np.int32]
+    credit: NDArray[np.float64]
+    hit: NDArray[np.float64]
+    weight: NDArray[np.float64]
+    bounds: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    # Whether each item's options come in order of credit, highest first.
+    descending: bool
 
 
-def _runs(queries: Queries, vocabulary: int) -> _Runs:
-    """The options of QUERIES grouped by (query, term), each group in option order.
+# coverage_many() takes its pairs in parts whose table of texts by columns (_covered) holds
+# at most this many cells (bytes), and whose pairs' queries have about as many options at
+# most: the part's arrays stay small, and in int32.
+_HELD_CELLS = 1 << 22
+# An optional term (a name) in that table; a required one is 1, a term not held 0.
+_NAMED = 2
 
-    The table has a column per term the options reach, not per term of the VOCABULARY:
-    a batch's translations reach a part of it.
+
+def _reach(queries: Queries, arrays: _Arrays, vocabulary: int) -> _Reach:
+    """The options of QUERIES laid out for coverage_many(), the terms numbered in columns.
+
+    The columns are the terms the options reach, not every term of the VOCABULARY: a
+    batch's translations reach a part of it.
     """
-    query, term = queries.option_query, queries.option_term
-    reached = np.unique(term)
-    column = np.full(max(1, vocabulary), len(reached), dtype=np.int64)
-    column[reached] = np.arange(len(reached), dtype=np.int64)
-    width = len(reached) + 1
-    # Options come query by query: a stable sort by (query, term) keeps them in order.
-    keys = query * width + column[term]
-    rows = np.argsort(keys, kind="stable")
+    term = queries.option_term
+    reached = np.zeros(max(1, vocabulary), dtype=np.bool_)
+    reached[term] = True
+    column = np.cumsum(reached) - 1
+    width = int(column[-1]) + 2
+    column[~reached] = width - 1
+    weight = np.where(queries.option_first, arrays.weights[term], 0.0)
+    bounds = np.searchsorted(queries.option_query, np.arange(queries.size + 1))
+    item = queries.option_item
+    credit = queries.item_weight[item] * queries.option_share
+    rising = (item[1:] == item[:-1]) & (credit[1:] > credit[:-1])
+    return _Reach(
+        width,
+        column,
+        column[term].astype(np.int32),
+        item.astype(np.int32),
+        credit,
+        weight * queries.option_share,
+        weight,
+        bounds,
+        np.diff(bounds),
+        not rising.any(),
+    )
+
+
+def _parts(reach: _Reach, pair_query: NDArray[np.int64]) -> list[tuple[int, int]]:
+    """The parts coverage_many() takes PAIR_QUERY's pairs in (_HELD_CELLS): (start, end)."""
+    pairs = len(pair_query)
+    ends = np.cumsum(reach.counts[pair_query])
+    if pairs * reach.width <= _HELD_CELLS and (not pairs or ends[-1] <= _HELD_CELLS):
+        return [(0, pairs)]
+    by_docs = np.arange(0, pairs, max(1, _HELD_CELLS // reach.width))
+    by_slots = np.searchsorted(ends, np.arange(_HELD_CELLS, int(ends[-1]), _HELD_CELLS))
+    starts = np.union1d(by_docs, by_slots).tolist()
+    return list(pairwise([*starts, pairs]))
+
+
+def _covered(
+    reach: _Reach,
+    arrays: _Arrays,
+    pair_query: NDArray[np.int64],
+    pair_doc: NDArray[np.int64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Each pair's foreign hit, English hit and English optional total (coverage()'s sums).
+
+    Each pair's query's options, in order, looked up in a table of the terms its English
+    text holds: the options found come out in the order coverage_many() adds them, pair
+    by pair, with no sort. In int32: the table and the pairs' options are small
+    (_parts).
+    """
+    pairs = len(pair_query)
+    width = reach.width
+    # The pairs' texts by the batch's columns: 0 where the text lacks the term, 1 where it
+    # holds it, _NAMED where it holds it as an optional one (a name).
+    docs, doc_row = np.unique(pair_doc, return_inverse=True)
+    owner, at = _expand(arrays.doc_starts, docs)
+    held = np.zeros(len(docs) * width, dtype=np.int8)
+    held[owner * width + reach.column[arrays.doc_terms[at]]] = 1 + arrays.optional[at]
+    # A slot per (pair, option of its query), pair by pair, each pair's options in order:
+    # slot S is option row S + its pair's shift.
+    counts = reach.counts[pair_query]
+    ends = np.cumsum(counts)
+    shift = reach.bounds[pair_query] - (ends - counts)
+    rows = np.repeat(shift.astype(np.int32), counts)
+    rows += np.arange(len(rows), dtype=np.int32)
+    cells = np.repeat((doc_row * width).astype(np.int32), counts)
+    cells += reach.option_column[rows]
+    found = held[cells]
+    hit = np.flatnonzero(found != 0)  # nonzero() of bools: several times faster than of int8
+    # Each pair's first option found, and how many it found.
+    first = np.searchsorted(hit, ends - counts)
+    per = np.diff(first, append=len(hit))
+    owner = np.repeat(np.arange(pairs), per)
+    rows, found = rows[hit], found[hit]
+    # A foreign term's credit: its best option found (options of an item are adjacent),
+    # the first found where each item's options come best first (as a lexicon lists
+    # them). Its weight times its best share is its best weight times share: rounding
+    # keeps order.
+    items = reach.option_item[rows]
     change = np.ones(len(rows), dtype=np.bool_)
-    change[1:] = keys[rows[1:]] != keys[rows[:-1]]
-    first = np.flatnonzero(change)
-    table = np.zeros(width * queries.size, dtype=np.int32)
-    table[keys[rows[first]]] = np.arange(1, len(first) + 1, dtype=np.int32)
-    return _Runs(width, table, np.append(first, len(rows)).astype(np.int64), rows, column)
+    np.not_equal(items[1:], items[:-1], out=change[1:])
+    change[first[per > 0]] = True
+    starts = np.flatnonzero(change)
+    if reach.descending or not len(starts):
+        credit = reach.credit[rows[starts]]
+    else:
+        credit = np.maximum.reduceat(reach.credit[rows], starts)
+    foreign_hit = np.bincount(owner[starts], weights=credit, minlength=pairs)
+    # An English term reached: once per pair, at the best share that reaches it (the
+    # others add 0, which leaves a sum as it is).
+    english_hit = np.bincount(owner, weights=reach.hit[rows], minlength=pairs)
+    named = np.flatnonzero(found == _NAMED)
+    english_named = np.bincount(owner[named], weights=reach.weight[rows[named]], minlength=pairs)
+    return (
+        foreign_hit.astype(np.float64, copy=False),
+        english_hit.astype(np.float64, copy=False),
+        english_named.astype(np.float64, copy=False),
+    )
 
 
 def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
     """Each column's COUNT rows of highest value above 0, highest first (then lowest row).
 
-    Exact, without sorting or partitioning every row: the COUNT-th highest value among the
-    first SAMPLE rows is at most the column's own, so the rows at or above it hold the
-    column's COUNT best, and there are few of them (about COUNT times the rows over SAMPLE,
-    the rows being texts in hash order). A text of cosine 0 shares no term with the
-    translation: its coverage would be 0 too.
+    Exact, without sorting or partitioning every row: the rows fall in _BLOCKS blocks (row
+    N in block N modulo their number), and the COUNT-th highest of a column's block maxima
+    is at most its COUNT-th highest value (they are COUNT values of distinct rows). So the
+    rows at or above it hold the column's COUNT best, and there are few of them: a
+    column's best rows are mostly in blocks of their own. A text of cosine 0 shares no
+    term with the translation: its coverage would be 0 too.
     """
-    queries = cosine.shape[1]
-    sample = cosine[: max(count, _SAMPLE)]
-    if len(sample) > count:
-        floor = np.partition(sample, len(sample) - count, axis=0)[len(sample) - count]
+    texts, queries = cosine.shape
+    if texts > count:
+        blocks = min(texts, max(count, _BLOCKS))
+        # Whole rounds of BLOCKS rows in one maximum over the rounds; the rows past the
+        # last round go to the first blocks.
+        full = texts // blocks * blocks
+        maxima = cosine[:full].reshape(-1, blocks * queries).max(axis=0).reshape(blocks, queries)
+        tail = texts - full
+        np.maximum(maxima[:tail], cosine[full:], out=maxima[:tail])
+        floor = np.partition(maxima, blocks - count, axis=0)[blocks - count]
     else:
         floor = np.zeros(queries, dtype=cosine.dtype)
     # At or above the floor, and above 0, in one pass (tiny: the least positive normal).
