@@ -55,4 +55,4 @@ def test_points_traits_are_batch_traits_column_for_column(
             assert np.array_equal(getattr(one, name), getattr(other, name)), name
         assert one.words.equals(other.words)
         assert one.anchors.equals(other.anchors)
-        assert one.marks == other.marks
+        assert list(one.marks) == other.marks

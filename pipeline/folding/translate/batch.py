@@ -10,7 +10,8 @@ Python runs per text but a C-level `map` of `len(str.strip())` and the marks' di
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 import numpy as np
 import pyarrow as pa
@@ -20,8 +21,6 @@ from pipeline.folding.translate import features as F  # noqa: N812 - its pattern
 from pipeline.folding.translate.features import ANCHOR, LENGTH_RATIO, MIN_NAME, STEM
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from numpy.typing import NDArray
 
     from pipeline.folding.translate.features import Marks
@@ -65,6 +64,100 @@ _PAUSED = _with_sep(F._PAUSE)  # noqa: SLF001
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF))  # features._CJK's
 
 
+class MarkList(Sequence["Marks"]):
+    """Each text's marks (features.marks) held as columns; a text's dict made when asked.
+
+    Entry K is mark NAMES[CODES[K]] held COUNTS[K] times by text ROWS[K]; rows ascending,
+    each text's entries in the order features.marks() adds them (its dict's order).
+    """
+
+    def __init__(
+        self,
+        size: int,
+        rows: NDArray[np.int64],
+        codes: NDArray[np.int64],
+        counts: NDArray[np.int64],
+        names: list[str],
+    ) -> None:
+        self.size, self.rows, self.codes, self.counts, self.names = size, rows, codes, counts, names
+
+    @classmethod
+    def of(
+        cls, size: int, rows: NDArray[np.int64], keys: Column, counts: NDArray[np.int64]
+    ) -> MarkList:
+        """The marks of SIZE texts given as entries (ROWS[k], KEYS[k], COUNTS[k]).
+
+        KEYS is an Arrow string array.
+
+        Entries of one text and mark are added up, in the order of the first: the entries
+        of a text in the order its dict adds them, the texts in any order.
+        """
+        encoded: Column = pc.dictionary_encode(keys)
+        codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        names: list[str] = encoded.dictionary.to_pylist()
+        width = max(1, len(names))
+        order = np.argsort(rows, kind="stable")
+        keys_in_order = rows[order] * width + codes[order]
+        distinct, first, inverse = np.unique(keys_in_order, return_index=True, return_inverse=True)
+        summed = np.bincount(inverse, weights=counts[order], minlength=len(distinct))
+        placed = np.argsort(first, kind="stable")
+        found_rows, found_codes = np.divmod(distinct[placed], width)
+        return cls(size, found_rows, found_codes, summed[placed].astype(np.int64), names)
+
+    @classmethod
+    def joined(cls, parts: Sequence[MarkList]) -> MarkList:
+        """PARTS' texts one after another, as one MarkList."""
+        ids: dict[str, int] = {}
+        rows, codes, at = [], [], 0
+        for part in parts:
+            mapped = np.fromiter(
+                (ids.setdefault(name, len(ids)) for name in part.names), np.int64, len(part.names)
+            )
+            rows.append(part.rows + at)
+            codes.append(mapped[part.codes])
+            at += part.size
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(
+            at,
+            np.concatenate([empty, *rows]),
+            np.concatenate([empty, *codes]),
+            np.concatenate([empty, *(part.counts for part in parts)]),
+            list(ids),
+        )
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, at: int) -> Marks: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> MarkList: ...
+
+    def __getitem__(self, at: int | slice) -> Marks | MarkList:
+        if isinstance(at, slice):
+            start, end, _ = at.indices(self.size)
+            first, last = np.searchsorted(self.rows, [start, end]).tolist()
+            return MarkList(
+                max(0, end - start),
+                self.rows[first:last] - start,
+                self.codes[first:last],
+                self.counts[first:last],
+                self.names,
+            )
+        row = at + self.size if at < 0 else at
+        if not 0 <= row < self.size:
+            raise IndexError(at)
+        first, last = np.searchsorted(self.rows, [row, row + 1]).tolist()
+        names = self.names
+        return {
+            names[code]: count
+            for code, count in zip(
+                self.codes[first:last].tolist(), self.counts[first:last].tolist(), strict=True
+            )
+        }
+
+
 class Traits(NamedTuple):
     """features.traits() of a batch of texts, as flat columns (rows are the texts' order)."""
 
@@ -78,7 +171,8 @@ class Traits(NamedTuple):
     # features.shape: sentences, length in English.
     sentences: NDArray[np.int64]
     lengths: NDArray[np.float64]
-    marks: list[Marks]
+    # features.marks of each text: a list of dicts, or a MarkList (points.traits).
+    marks: Sequence[Marks]
     # Each word feature's rank in its language's lexicon (EnglishIndex.ranked), -1 where it
     # holds none; None until looked up.
     word_ranks: NDArray[np.int64] | None = None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from pipeline.folding.translate.batch import MarkList
 from pipeline.folding.translate.card import (
     CARD_MIN_SCORE,
     FORM_FIT,
@@ -209,6 +210,22 @@ def _mark_table(marks: Sequence[Marks], ids: dict[str, int]) -> _MarkTable:
     return _MarkTable(starts, keys[order], counts[order])
 
 
+def _listed_marks(marks: MarkList, texts: NDArray[np.int64], ids: dict[str, int]) -> _MarkTable:
+    """The marks of TEXTS (ascending) of MARKS as a table, each mark numbered by IDS."""
+    numbered = np.fromiter(
+        (ids.setdefault(name, len(ids)) for name in marks.names), np.int64, len(marks.names)
+    )
+    wanted = np.zeros(marks.size, dtype=np.bool_)
+    wanted[texts] = True
+    held = wanted[marks.rows]
+    rows = np.searchsorted(texts, marks.rows[held])
+    keys = numbered[marks.codes[held]]
+    order = np.lexsort((keys, rows))
+    starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(texts)), out=starts[1:])
+    return _MarkTable(starts, keys[order], marks.counts[held][order])
+
+
 def _counts_of(
     table: _MarkTable, rows: NDArray[np.int64], keys: NDArray[np.int64]
 ) -> NDArray[np.int64]:
@@ -233,7 +250,11 @@ def _mark_similarity(
     """
     ids = english.ids
     texts, text_at = np.unique(text, return_inverse=True)
-    translations = _mark_table([text_marks[t] for t in texts.tolist()], ids)
+    translations = (
+        _listed_marks(text_marks, texts, ids)
+        if isinstance(text_marks, MarkList)
+        else _mark_table([text_marks[t] for t in texts.tolist()], ids)
+    )
     numbers = np.fromiter((mark[0] == "#" for mark in ids), np.bool_, len(ids))
     marks = english.marks
     pairs = len(text)

@@ -289,7 +289,9 @@ class _Units:
 
     def mine(self, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Each text of ROWS with the own texts of all its cards, distinct: (text, doc)."""
-        units = np.isin(self.text[self.own_unit], rows)
+        wanted = np.zeros(len(self.starts) - 1, dtype=np.bool_)
+        wanted[rows] = True
+        units = wanted[self.text[self.own_unit]]
         keys = np.unique(self.text[self.own_unit[units]] * self.width + self.own_doc[units])
         return np.divmod(keys, self.width)
 
@@ -355,9 +357,9 @@ def _ranked_links(
     counts = np.fromiter(map(len, listed), np.int64, len(listed))
     list_text = np.repeat(rows, counts)
     list_doc = np.fromiter(chain.from_iterable(listed), np.int64, int(counts.sum()))
-    list_keys = list_text * width + list_doc
+    list_keys = np.sort(list_text * width + list_doc)
     mine_text, mine_doc = units.mine(rows)
-    unseen = ~np.isin(mine_text * width + mine_doc, list_keys)
+    unseen = ~_held(list_keys, mine_text * width + mine_doc)
     pair_text = np.concatenate([list_text, mine_text[unseen]])
     pair_doc = np.concatenate([list_doc, mine_doc[unseen]])
     keys = pair_text * width + pair_doc
@@ -373,10 +375,11 @@ def _ranked_links(
     owner, at = decisions.expand(list_starts, units.text[asked])
     own = wanted[units.text[units.own_unit]]
     own_unit, own_doc = units.own_unit[own], units.own_doc[own]
-    unlisted = ~np.isin(units.text[own_unit] * width + own_doc, list_keys)
+    unlisted = ~_held(list_keys, units.text[own_unit] * width + own_doc)
     unit = np.concatenate([asked[owner], own_unit[unlisted]])
     doc = np.concatenate([list_doc[at], own_doc[unlisted]])
-    mine = np.isin(unit * width + doc, units.own_unit * width + units.own_doc)
+    # Units ascending, each one's docs ascending: the own texts' keys are sorted.
+    mine = _held(units.own_unit * width + units.own_doc, unit * width + doc)
     value = scores[np.searchsorted(keys, units.text[unit] * width + doc)]
     found = decisions.candidates(units.size, unit, doc, value, mine)
     fit = decisions.fits(found, units.text, step.featured, index)
@@ -390,6 +393,15 @@ def _ranked_links(
         found, fit, index, min_score=min_score, min_margin=min_margin, named=named
     )
     _made(step, found, verdicts, asked)
+
+
+def _held(known: NDArray[np.int64], keys: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Whether each of KEYS is among KNOWN (sorted)."""
+    if not len(known):
+        return np.zeros(len(keys), dtype=np.bool_)
+    at = np.minimum(np.searchsorted(known, keys), len(known) - 1)
+    found: NDArray[np.bool_] = known[at] == keys
+    return found
 
 
 def _made(

@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import cache, partial
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.folding.translate import features as F  # noqa: N812 - its patterns, as F._WORD
-from pipeline.folding.translate.batch import Traits, _marks, _ordered
+from pipeline.folding.translate.batch import MarkList, Traits, _ordered
 from pipeline.folding.translate.features import ANCHOR, LENGTH_RATIO, MIN_NAME, STEM
 
 if TYPE_CHECKING:
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from pipeline.folding.translate.batch import Column
-    from pipeline.folding.translate.features import Marks
 
 # Code points are kept as indices into the class tables: the plane's characters as they
 # are, SEP (before each text, and after the last) and OUTSIDE (any character past the plane).
@@ -349,7 +348,7 @@ def traits(texts: Sequence[str], langs: Sequence[str]) -> Traits:
         pa.concat_arrays([step.anchors for step in steps]),
         np.concatenate([step.sentences for step in steps]),
         np.concatenate([step.lengths for step in steps]),
-        [marks for step in steps for marks in step.marks],
+        MarkList.joined([cast("MarkList", step.marks) for step in steps]),
     )
 
 
@@ -376,7 +375,8 @@ def _traits(texts: Sequence[str], langs: Sequence[str]) -> Traits:
     sentences, lengths = _shape(paused, paused.sep(), size)
     ratios = np.asarray([LENGTH_RATIO.get(name, 1.0) for name in rows.names])
     lengths /= ratios[rows.codes] if size else 1.0
-    marks = _text_marks(paused, rows)
+    mark_rows, mark_keys, mark_counts = _text_marks(paused, rows)
+    mark_parts = [(mark_rows, mark_keys, mark_counts)]
     for row in np.flatnonzero(alone).tolist():
         one = F.traits(texts[row], langs[row])
         word_parts.append(
@@ -386,9 +386,21 @@ def _traits(texts: Sequence[str], langs: Sequence[str]) -> Traits:
             (np.full(len(one.anchors), row, np.int64), pa.array(one.anchors, pa.string()))
         )
         sentences[row], lengths[row] = one.shape
-        marks[row] = one.marks
+        mark_parts.append(
+            (
+                np.full(len(one.marks), row, np.int64),
+                pa.array(list(one.marks), pa.string()),
+                np.asarray(list(one.marks.values()), dtype=np.int64),
+            )
+        )
     word_rows, words = _ordered(word_parts)
     anchor_rows, anchors = _ordered(anchor_parts)
+    marks = MarkList.of(
+        size,
+        np.concatenate([part[0] for part in mark_parts]),
+        pa.concat_arrays([part[1] for part in mark_parts]),
+        np.concatenate([part[2] for part in mark_parts]),
+    )
     return Traits(size, word_rows, words, anchor_rows, anchors, sentences, lengths, marks)
 
 
@@ -453,21 +465,25 @@ def _anchors(
     return parts, _replace(plain, number_starts, number_ends, ord(" ")).points
 
 
-def _text_marks(paused: _Text, rows: _Rows) -> list[Marks]:
-    """features._marks of every text, PAUSED (its pauses made one character)."""
+def _text_marks(paused: _Text, rows: _Rows) -> tuple[NDArray[np.int64], Column, NDArray[np.int64]]:
+    """features._marks of every text, PAUSED (its pauses made one character), as entries.
+
+    (row, mark, count) in the order features._marks adds them to a text's dict: symbols,
+    numbers, brackets, the pause; the texts taken one by one hold none.
+    """
     size = len(rows.alone)
     starts, ends = _symbols(paused)
     symbol_rows = _rows(paused.sep(), starts)
     plain = _replace(paused, starts, ends, ord(" "))
     plain_sep = plain.sep()
     number_starts, number_ends = _numbers(plain)
-    parts: list[tuple[NDArray[np.int64], list[str]]] = []
+    parts: list[tuple[NDArray[np.int64], Column]] = []
     for found, made in (
         (symbol_rows, _prefixed("", paused.points, starts, ends, lower=True)),
         (_rows(plain_sep, number_starts), _prefixed("#", plain.points, number_starts, number_ends)),
     ):
         keep = rows.kept(found)
-        parts.append((found[keep], made.filter(pa.array(keep)).to_pylist()))
+        parts.append((found[keep], made.filter(pa.array(keep)).cast(pa.string())))
     points = plain.points
     dot = points == ord(".")
     brackets = np.bincount(_rows(plain_sep, np.flatnonzero(points == ord("("))), minlength=size)
@@ -475,7 +491,22 @@ def _text_marks(paused: _Text, rows: _Rows) -> list[Marks]:
     paused_any = np.bincount(_rows(plain_sep, np.flatnonzero(ellipsis)), minlength=size) > 0
     brackets[rows.alone] = 0
     paused_any[rows.alone] = False
-    return _marks(size, parts, brackets.astype(np.int64), paused_any)
+    bracketed = np.flatnonzero(brackets)
+    pausing = np.flatnonzero(paused_any)
+    entries = np.concatenate([parts[0][0], parts[1][0], bracketed, pausing])
+    keys = pa.concat_arrays(
+        [
+            parts[0][1],
+            parts[1][1],
+            pa.array(["("] * len(bracketed), pa.string()),
+            pa.array(["\u2026"] * len(pausing), pa.string()),
+        ]
+    )
+    counts = np.ones(len(entries), dtype=np.int64)
+    counts[len(entries) - len(pausing) - len(bracketed) : len(entries) - len(pausing)] = brackets[
+        bracketed
+    ]
+    return entries.astype(np.int64), keys, counts
 
 
 def _prefixed(
