@@ -107,12 +107,22 @@ def _card(rng: random.Random, n: int) -> str:
     return f"{rng.choice(_WORDS)} {rng.choice(_WORDS)} {n}"
 
 
-def _rulings(rng: random.Random, texts: list[str], count: int) -> list[tuple[dt.date, str]]:
+def _rulings(
+    rng: random.Random, texts: list[str], count: int, distinct: list[int] | None = None
+) -> list[tuple[dt.date, str]]:
+    """COUNT dated rulings of TEXTS, a tenth translated.
+
+    DISTINCT (a counter) numbers each text, so that no two rulings of the corpus share one.
+    """
     base = dt.date(2004, 10, 4)
     out = []
     for _ in range(count):
         date = base + dt.timedelta(days=rng.randrange(7000))
-        text = _translation(rng) if rng.random() < TRANSLATED else rng.choice(texts)
+        translated = rng.random() < TRANSLATED
+        text = _translation(rng) if translated else rng.choice(texts)
+        if distinct is not None:
+            distinct[0] += 1
+            text += f" ({distinct[0]})" if translated else f" See ruling {distinct[0]}."
         out.append((date, text))
     return out
 
@@ -180,10 +190,15 @@ def _text_file(kind: str, card: str, rulings: list[tuple[dt.date, str]]) -> str:
     return _excerpt(rulings) if kind == "excerpt" else _gatherer(card, rulings)
 
 
-def generate(out: Path, rulings: int, seed: int = 1) -> int:
-    """Write a corpus of about RULINGS rulings under OUT; return the number of files."""
+def generate(out: Path, rulings: int, seed: int = 1, *, distinct: bool = False) -> int:
+    """Write a corpus of about RULINGS rulings under OUT; return the number of files.
+
+    DISTINCT makes every ruling's text its own (a number appended), as in a corpus of
+    all-new rulings: every English text is then a candidate of its own to link to.
+    """
     rng = random.Random(seed)
     texts = _texts(rng, max(200, rulings // 40))
+    counter = [0] if distinct else None
     out.mkdir(parents=True, exist_ok=True)
     written, files, n = 0, 0, 0
     while written < rulings:
@@ -193,13 +208,14 @@ def generate(out: Path, rulings: int, seed: int = 1) -> int:
         )[0]
         if kind in {"mtgjson", "scryfall"}:
             cards = [
-                (_card(rng, n + i), _rulings(rng, texts, rng.randint(5, 12))) for i in range(2)
+                (_card(rng, n + i), _rulings(rng, texts, rng.randint(5, 12), counter))
+                for i in range(2)
             ]
             n += 2
             body = _mtgjson(cards) if kind == "mtgjson" else _scryfall(cards)
             count, suffix = sum(len(rs) for _, rs in cards), "json"
         else:
-            card, rs = _card(rng, n), _rulings(rng, texts, rng.randint(8, 18))
+            card, rs = _card(rng, n), _rulings(rng, texts, rng.randint(8, 18), counter)
             n += 1
             body = _text_file(kind, card, rs)
             count = len(rs) + (1 if kind == "dmy" else 0)
@@ -253,8 +269,9 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--rulings", type=int, default=150_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--distinct", action="store_true", help="no two rulings share a text")
     args = parser.parse_args()
-    files = generate(args.out, args.rulings, args.seed)
+    files = generate(args.out, args.rulings, args.seed, distinct=args.distinct)
     print(f"{files} files, about {args.rulings} rulings in {args.out}")
 
 

@@ -35,7 +35,7 @@ from pipeline.folding.translate.card import (
 from pipeline.folding.translate.features import MARK_COST
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from numpy.typing import NDArray
 
@@ -122,11 +122,11 @@ class _English:
         self.lengths = np.zeros(size, dtype=np.float64)
         self.folded = np.empty(size, dtype=object)
         # Every mark met, numbered; and the marks of the texts taken, a table by text.
-        self.ids: dict[str, int] = {}
-        self._parts: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
-        self.marks = _MarkTable(
-            np.zeros(size + 1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-        )
+        self.ids = _Numbering()
+        # How many marks each text taken holds: new texts' marks merge into the table.
+        self._held = np.zeros(size, dtype=np.int64)
+        nothing = np.zeros(0, np.int64)
+        self.marks = _MarkTable(np.zeros(size + 1, np.int64), nothing, nothing, nothing)
 
     def take(self, docs: NDArray[np.int64]) -> None:
         """Take the texts of DOCS not taken yet."""
@@ -140,13 +140,19 @@ class _English:
         self.lengths[new] = [n for _, n in shapes]
         self.folded[new] = [index.folded(d) for d in listed]
         table = _mark_table([index.marks(d) for d in listed], self.ids)
-        rows = np.repeat(new, np.diff(table.starts))
-        self._parts.append((rows, table.keys, table.counts))
-        rows, keys, counts = (np.concatenate(column) for column in zip(*self._parts, strict=True))
-        self._parts = [(rows, keys, counts)]
-        order = np.lexsort((keys, rows))
-        starts = np.searchsorted(rows[order], np.arange(len(self.known) + 1)).astype(np.int64)
-        self.marks = _MarkTable(starts, keys[order], counts[order])
+        # NEW ascending, each one's keys ascending: the new keys are sorted, and merge in.
+        added = (np.repeat(new, np.diff(table.starts)) << 32) | table.keys
+        marks = self.marks
+        at = np.searchsorted(marks.known, added)
+        self._held[new] = np.diff(table.starts)
+        starts = np.zeros(len(self._held) + 1, dtype=np.int64)
+        np.cumsum(self._held, out=starts[1:])
+        self.marks = _MarkTable(
+            starts,
+            np.insert(marks.keys, at, table.keys),
+            np.insert(marks.counts, at, table.counts),
+            np.insert(marks.known, at, added),
+        )
         self.known[new] = True
 
 
@@ -184,22 +190,61 @@ def _powers(base: float, most: int) -> NDArray[np.float64]:
     return np.fromiter((base**k for k in range(most + 1)), np.float64, most + 1)
 
 
+class _Numbering:
+    """Every mark met, numbered in the order met, and which are numbers ("#12")."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._numbers: list[bool] = []
+        self._last: tuple[list[str], NDArray[np.int64]] | None = None
+
+    def of(self, names: Iterable[str]) -> NDArray[np.int64]:
+        """The number of each of NAMES (new ones numbered)."""
+        ids, numbers, found = self._ids, self._numbers, []
+        for name in names:
+            at = ids.get(name)
+            if at is None:
+                at = ids[name] = len(ids)
+                numbers.append(name[0] == "#")
+            found.append(at)
+        return np.asarray(found, dtype=np.int64)
+
+    def of_list(self, names: list[str]) -> NDArray[np.int64]:
+        """of(NAMES), NAMES being a MarkList's: the last list asked is answered again."""
+        last = self._last
+        if last is None or last[0] is not names:
+            last = self._last = (names, self.of(names))
+        return last[1]
+
+    def numbers(self) -> NDArray[np.bool_]:
+        """Whether each mark, by its number, is a number."""
+        return np.asarray(self._numbers, dtype=np.bool_)
+
+
 class _MarkTable(NamedTuple):
-    """Marks of several texts: text T's are rows starts[T] to starts[T + 1], keys ascending."""
+    """Marks of several texts: text T's are rows starts[T] to starts[T + 1], keys ascending.
+
+    KNOWN is each row's (text, mark) as text << 32 | mark: ascending, for lookups.
+    """
 
     starts: NDArray[np.int64]
     keys: NDArray[np.int64]
     counts: NDArray[np.int64]
+    known: NDArray[np.int64]
 
 
-def _mark_table(marks: Sequence[Marks], ids: dict[str, int]) -> _MarkTable:
+def _table(
+    starts: NDArray[np.int64], keys: NDArray[np.int64], counts: NDArray[np.int64]
+) -> _MarkTable:
+    """A _MarkTable of rows given by STARTS, KEYS (ascending in each text) and COUNTS."""
+    held = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+    return _MarkTable(starts, keys, counts, (held << 32) | keys)
+
+
+def _mark_table(marks: Sequence[Marks], ids: _Numbering) -> _MarkTable:
     """MARKS as a table, each mark numbered by IDS (new marks added to it)."""
     lengths = np.fromiter(map(len, marks), np.int64, len(marks))
-    keys = np.fromiter(
-        (ids.setdefault(mark, len(ids)) for found in marks for mark in found),
-        np.int64,
-        int(lengths.sum()),
-    )
+    keys = ids.of(mark for found in marks for mark in found)
     counts = np.fromiter(
         (count for found in marks for count in found.values()), np.int64, len(keys)
     )
@@ -207,14 +252,12 @@ def _mark_table(marks: Sequence[Marks], ids: dict[str, int]) -> _MarkTable:
     order = np.lexsort((keys, row))
     starts = np.zeros(len(marks) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    return _MarkTable(starts, keys[order], counts[order])
+    return _table(starts, keys[order], counts[order])
 
 
-def _listed_marks(marks: MarkList, texts: NDArray[np.int64], ids: dict[str, int]) -> _MarkTable:
+def _listed_marks(marks: MarkList, texts: NDArray[np.int64], ids: _Numbering) -> _MarkTable:
     """The marks of TEXTS (ascending) of MARKS as a table, each mark numbered by IDS."""
-    numbered = np.fromiter(
-        (ids.setdefault(name, len(ids)) for name in marks.names), np.int64, len(marks.names)
-    )
+    numbered = ids.of_list(marks.names)
     wanted = np.zeros(marks.size, dtype=np.bool_)
     wanted[texts] = True
     held = wanted[marks.rows]
@@ -223,20 +266,18 @@ def _listed_marks(marks: MarkList, texts: NDArray[np.int64], ids: dict[str, int]
     order = np.lexsort((keys, rows))
     starts = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=len(texts)), out=starts[1:])
-    return _MarkTable(starts, keys[order], marks.counts[held][order])
+    return _table(starts, keys[order], marks.counts[held][order])
 
 
 def _counts_of(
     table: _MarkTable, rows: NDArray[np.int64], keys: NDArray[np.int64]
 ) -> NDArray[np.int64]:
     """How many of mark KEYS[k] text ROWS[k] of TABLE holds (0 when none)."""
-    width = int(max(table.keys.max(initial=0), keys.max(initial=0))) + 1
-    held = np.repeat(np.arange(len(table.starts) - 1, dtype=np.int64), np.diff(table.starts))
-    known = held * width + table.keys
-    asked = rows * width + keys
-    at = np.minimum(np.searchsorted(known, asked), max(0, len(known) - 1))
+    known = table.known
     if not len(known):
-        return np.zeros(len(asked), dtype=np.int64)
+        return np.zeros(len(rows), dtype=np.int64)
+    asked = (rows << 32) | keys
+    at = np.minimum(np.searchsorted(known, asked), len(known) - 1)
     return np.where(known[at] == asked, table.counts[at], 0)
 
 
@@ -255,7 +296,7 @@ def _mark_similarity(
         if isinstance(text_marks, MarkList)
         else _mark_table([text_marks[t] for t in texts.tolist()], ids)
     )
-    numbers = np.fromiter((mark[0] == "#" for mark in ids), np.bool_, len(ids))
+    numbers = ids.numbers()
     marks = english.marks
     pairs = len(text)
     owner, at = expand(marks.starts, doc)

@@ -18,6 +18,10 @@ _NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:\.\d+[a-z]?)?(?!\d)")
 _LATIN_WORD = re.compile(r"[a-z\u00c0-\u024f]+(?:'[a-z]+)?", re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<=[^\s.!?:;(\"\u201e\u201c\u00ab\u300c]\s)[A-Z][a-z]+")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+# _WORD's matches cut to their first STEM letters by a group: the same words, no slicing
+# in Python (in English, a word of one letter matches the second branch and gives "").
+_STEMS = re.compile(r"([^\W\d_]{1,5})[^\W\d_]*")
+_STEMS_EN = re.compile(r"([^\W\d_]{2,5})[^\W\d_]*|[^\W\d_]")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+")
 # Word features keep a prefix: cheap stemming that puts "exiled", "exiles" and "exile"
@@ -78,13 +82,15 @@ def anchors(text: str, lang: str) -> list[str]:
     return _anchors(_split(text), lang)
 
 
-def _anchors(split: _Split, lang: str) -> list[str]:
+def _anchors(split: _Split, lang: str, printed: list[str] | None = None) -> list[str]:
+    # PRINTED: the names found in the plain text already, if they were.
     found = [ANCHOR + symbol.lower() for symbol in split.symbols]
     found += [ANCHOR + "#" + number for number in split.numbers]
     # Card names stay in Latin script: every Latin word of a non-Latin text, and in English
     # or a Latin-script language the capitalised words that do not start a sentence.
-    plain = split.plain
-    printed = _LATIN_WORD.findall(plain) if lang in _NON_LATIN else _CAPITALISED.findall(plain)
+    if printed is None:
+        plain = split.plain
+        printed = _LATIN_WORD.findall(plain) if lang in _NON_LATIN else _CAPITALISED.findall(plain)
     found += [ANCHOR + "@" + name.lower() for name in printed if len(name) >= MIN_NAME]
     return found
 
@@ -100,7 +106,11 @@ def _words(split: _Split, lang: str) -> list[str]:
         return _korean(plain)
     if lang in {"ja", "zh"}:
         return _bigrams(plain)
-    return [word[:STEM] for word in _WORD.findall(plain) if len(word) > 1 or lang != "en"]
+    # Each word's first STEM letters, from the pattern itself (English: words of two
+    # letters or more; a one-letter word gives "", dropped).
+    if lang == "en":
+        return list(filter(None, _STEMS_EN.findall(plain)))
+    return _STEMS.findall(plain)
 
 
 def _korean(text: str) -> list[str]:
@@ -135,10 +145,25 @@ def names(text: str) -> set[str]:
     These are mostly card names, which a translation may print translated: they can
     confirm a match but their absence proves nothing.
     """
-    capitalised = _CAPITALISED.findall(text)
+    return _names(_CAPITALISED.findall(text))
+
+
+def _names(capitalised: list[str]) -> set[str]:
     found = {ANCHOR + "@" + name.lower() for name in capitalised if len(name) >= MIN_NAME}
     found |= {name.lower()[:STEM] for name in capitalised}
     return found
+
+
+def english(text: str) -> tuple[list[str], list[str], set[str]]:
+    """words(), anchors() and names() of a prepared English text, each pattern run once.
+
+    The text's capitalised words are found once when it holds no symbol (its plain text,
+    where anchors look for them, is then the text itself, where names do).
+    """
+    split = _split(text)
+    capitalised = _CAPITALISED.findall(split.plain)
+    printed = capitalised if not split.symbols else _CAPITALISED.findall(text)
+    return _words(split, "en"), _anchors(split, "en", capitalised), _names(printed)
 
 
 def printed_names(found: list[str], card: str | None) -> frozenset[str]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
-from pipeline.folding.translate.features import anchors, names, prepare, words
+from pipeline.folding.translate.features import english, prepare
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -55,9 +55,8 @@ class TermStore(Protocol):
 
 def english_terms(text: str) -> tuple[list[str], list[int], list[bool]]:
     """An English text's distinct terms (sorted), their counts, and which are names."""
-    prepared = prepare(text)
-    bag = Counter(words(prepared, "en") + anchors(prepared, "en"))
-    named = names(prepared)
+    found, anchored, named = english(prepare(text))
+    bag = Counter(found + anchored)
     terms = sorted(bag)
     return terms, [bag[term] for term in terms], [term in named for term in terms]
 
