@@ -64,6 +64,21 @@ def test_a_term_is_one_string_however_many_texts_hold_it(tmp_path: Path) -> None
         assert len({id(term) for term in terms}) == len(set(terms))
 
 
+def test_terms_taken_on_workers_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many new texts are taken on forked workers: the same table, one string a term."""
+    monkeypatch.setattr(terms_module, "PARALLEL_MIN", 1)
+    texts = {
+        f"{n:03d}": f"If {{T}} Rift Bolt {n} is exiled, a card of {n % 7} is cast."
+        for n in range(60)
+    }
+    texts |= TEXTS
+    alone, forked = term_table(texts), term_table(texts, workers=2)
+    assert _same(forked, alone)
+    assert len({id(term) for term in forked.terms}) == len(set(forked.terms))
+    half = term_table(dict(list(texts.items())[:30]))
+    assert _same(term_table(texts, half, workers=2), alone)
+
+
 def _texts_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts whose terms are taken from now on (english_terms' calls), as a list."""
     read: list[str] = []

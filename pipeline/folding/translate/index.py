@@ -52,11 +52,16 @@ _BLOCKS = 256
 class EnglishIndex:
     """English texts by hash, as IDF-weighted unit vectors and as the terms each holds."""
 
-    def __init__(self, texts: Mapping[str, str], known: TermTable | None = None) -> None:
-        """Index TEXTS ({hash: text}); the terms of those KNOWN holds are taken from it."""
+    def __init__(
+        self, texts: Mapping[str, str], known: TermTable | None = None, workers: int = 1
+    ) -> None:
+        """Index TEXTS ({hash: text}); the terms of those KNOWN holds are taken from it.
+
+        The others' terms are taken on WORKERS processes when they are many (term_table).
+        """
         from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
 
-        self.terms = term_table(texts, known)
+        self.terms = term_table(texts, known, workers)
         self.hashes = self.terms.hashes  # sorted: a text's position is its hash order
         self.texts = [texts[text_hash] for text_hash in self.hashes]
         self.position = {text_hash: i for i, text_hash in enumerate(self.hashes)}

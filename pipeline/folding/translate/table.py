@@ -77,7 +77,11 @@ def translations_table(
     methods = pc.if_else(linkable, pa.scalar("no-candidates"), pa.scalar("no-lexicon"))
     rows = np.flatnonzero(np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=bool))
     picked = translations.take(pa.array(rows, pa.int64()))
-    index = _index(_first_texts(rulings, english), kept) if picked.num_rows else EnglishIndex({})
+    index = (
+        _index(_first_texts(rulings, english), kept, workers)
+        if picked.num_rows
+        else EnglishIndex({})
+    )
     # One ranking per text, whatever card it is on; one decision per card it is on.
     batch, unit_of_row = _units(picked, rulings, english, index)
     decided = link_many(batch, index, lexicon, workers)
@@ -111,10 +115,13 @@ def translations_table(
     return with_original_current(table.cast(TRANSLATIONS_SCHEMA), rulings)
 
 
-def _index(texts: dict[str, str], kept: TermStore | None) -> EnglishIndex:
-    """The index of TEXTS, with the terms KEPT by an earlier run, and kept for the next."""
+def _index(texts: dict[str, str], kept: TermStore | None, workers: int) -> EnglishIndex:
+    """The index of TEXTS, with the terms KEPT by an earlier run, and kept for the next.
+
+    The terms of the texts KEPT lacks are taken on WORKERS processes when they are many.
+    """
     known = kept.load() if kept is not None else None
-    index = EnglishIndex(texts, known)
+    index = EnglishIndex(texts, known, workers)
     if kept is not None and (known is None or known.hashes != index.terms.hashes):
         kept.save(index.terms)
     return index
