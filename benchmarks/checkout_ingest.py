@@ -1,9 +1,10 @@
 """The child process of sidebyside.py: one first ingest by the code of another checkout.
 
-    python benchmarks/checkout_ingest.py TREE RAW OUT
+    python benchmarks/checkout_ingest.py TREE RAW OUT [--linked]
 
 Imports the pipeline of TREE (a checkout's root, put first on sys.path), ingests RAW into
-OUT with translation linking put off, and prints one JSON line: wall seconds, the scan
+OUT with translation linking put off (or, with --linked, on: the command's default), and
+prints one JSON line: wall seconds, the scan
 (until the last batch is read) and what follows it, CPU seconds of this process and of its
 worker processes, and peak RSS. TREE's code may be of any age, so its modules are reached
 by name, untyped: an older checkout may lack what this one has.
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
-def first_ingest(tree: str, raw: Path, out: Path) -> dict[str, float]:
-    """Ingest RAW into OUT with the pipeline of TREE; the run's figures."""
+def first_ingest(tree: str, raw: Path, out: Path, *, linked: bool = False) -> dict[str, float]:
+    """Ingest RAW into OUT with the pipeline of TREE (LINKED: translations linked)."""
     sys.path.insert(0, tree)
     ingest_module = importlib.import_module("pipeline.ingest")
     executor = ingest_module.executor
@@ -43,7 +44,7 @@ def first_ingest(tree: str, raw: Path, out: Path) -> dict[str, float]:
     # Since IngestOptions, ingest() takes its options as keywords (`options` among them).
     options = {"link_translations": False}
     parameters = inspect.signature(ingest_module.ingest).parameters
-    if "link_translations" not in parameters and "options" not in parameters:
+    if linked or ("link_translations" not in parameters and "options" not in parameters):
         options = {}
     start, cpu = time.perf_counter(), time.process_time()
     ingest_module.ingest([raw], out=out, **options)
@@ -57,8 +58,13 @@ def first_ingest(tree: str, raw: Path, out: Path) -> dict[str, float]:
         "main_cpu": main_cpu,
         "workers_cpu": children.ru_utime + children.ru_stime,
         "rss_mib": own_peak_mib(),
+        # The largest peak of a worker process (forked: what it shares counts in both).
+        "workers_rss_mib": children.ru_maxrss / 1024,
     }
 
 
 if __name__ == "__main__":
-    print(json.dumps(first_ingest(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]))))
+    linked = sys.argv[4:] == ["--linked"]
+    print(
+        json.dumps(first_ingest(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), linked=linked))
+    )
