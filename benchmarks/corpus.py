@@ -13,6 +13,8 @@ import argparse
 import datetime as dt
 import json
 import random
+import re
+from functools import cache
 from pathlib import Path
 
 TRANSLATED = 0.1  # share of rulings in another language
@@ -112,7 +114,9 @@ def _rulings(
 ) -> list[tuple[dt.date, str]]:
     """COUNT dated rulings of TEXTS, a tenth translated.
 
-    DISTINCT (a counter) numbers each text, so that no two rulings of the corpus share one.
+    DISTINCT (a counter) numbers each text, so that no two rulings of the corpus share one,
+    and makes each translation one of another of the card's rulings, word for word
+    (_word_for_word), as translated rulings are.
     """
     base = dt.date(2004, 10, 4)
     out = []
@@ -122,9 +126,44 @@ def _rulings(
         text = _translation(rng) if translated else rng.choice(texts)
         if distinct is not None:
             distinct[0] += 1
-            text += f" ({distinct[0]})" if translated else f" See ruling {distinct[0]}."
-        out.append((date, text))
-    return out
+            text = f"{rng.choice(texts)} See ruling {distinct[0]}."
+        out.append((date, text, translated))
+    if distinct is None or count < 2:  # noqa: PLR2004 - a translation needs another ruling
+        return [(date, text) for date, text, _ in out]
+    made = []
+    for n, (date, text, translated) in enumerate(out):
+        printed = text
+        if translated:
+            original = out[(n + 1 + rng.randrange(count - 1)) % count][1]
+            printed = _word_for_word(original, rng.choice(sorted(_TRANSLATIONS)))
+        made.append((date, printed))
+    return made
+
+
+_TOKEN = re.compile(r"\{[^{}\s]{1,8}\}|[A-Za-z]+|[^A-Za-z\s]+")
+
+
+def _word_for_word(text: str, lang: str) -> str:
+    """TEXT in LANG word for word, in the linker's terms.
+
+    Each English word is the foreign feature whose lexicon entry gives its stem the most
+    weight (the shipped lexicon read backwards); symbols, numbers and the rest as printed.
+    """
+    inverse = _inverse(lang)
+    return " ".join(inverse.get(token.lower()[:5], token) for token in _TOKEN.findall(text))
+
+
+@cache
+def _inverse(lang: str) -> dict[str, str]:
+    """LANG's lexicon read backwards: each English feature's best foreign one."""
+    from pipeline.folding.translate.lexicon import shipped  # noqa: PLC0415 - only for --distinct
+
+    best: dict[str, tuple[float, str]] = {}
+    for foreign, options in sorted(shipped()[lang].items()):
+        for english, weight in options:
+            if weight > best.get(english, (0.0, ""))[0]:
+                best[english] = (weight, foreign)
+    return {english: foreign for english, (_, foreign) in best.items()}
 
 
 def _plain(card: str, rulings: list[tuple[dt.date, str]], *, day_first: bool) -> str:
