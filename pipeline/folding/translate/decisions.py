@@ -33,6 +33,7 @@ from pipeline.folding.translate.card import (
     VERSION_SIMILARITY,
 )
 from pipeline.folding.translate.features import MARK_COST
+from pipeline.folding.translate.index import expand
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -311,16 +312,6 @@ def _mark_similarity(
     )
     cost = (missing + extra).astype(np.int64)
     return _powers(MARK_COST, int(cost.max(initial=0)))[cost]
-
-
-def expand(
-    starts: NDArray[np.int64], rows: NDArray[np.int64]
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Each of ROWS' entries in a table of STARTS: (the k of ROWS[k], the entry)."""
-    first, counts = starts[rows], starts[rows + 1] - starts[rows]
-    owner = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
-    before = np.cumsum(counts) - counts
-    return owner, np.repeat(first - before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
 
 
 def _group_max(

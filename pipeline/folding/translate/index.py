@@ -315,7 +315,7 @@ class EnglishIndex:
         width = len(self.vocabulary)
         # Every item's options, items in order: its English terms, as cosine terms (past
         # the vocabulary: those no text holds, numbered as first made) and coverage options.
-        owner, at = _expand(table.bounds, item_entry)
+        owner, at = expand(table.bounds, item_entry)
         cover = table.cover_terms[at]
         terms = cover.copy()
         unheld = np.flatnonzero(cover < 0)
@@ -686,7 +686,7 @@ class _Entries:
         if not len(fresh):
             return
         used[fresh] = True
-        _, at = _expand(self._bounds.view, fresh)
+        _, at = expand(self._bounds.view, fresh)
         codes = self._option_codes.view[at]
         numbers = self._numbers.view
         codes = codes[codes >= 0]
@@ -930,7 +930,7 @@ def _covered(
     # The pairs' texts by the batch's columns: 0 where the text lacks the term, 1 where it
     # holds it, _NAMED where it holds it as an optional one (a name).
     docs, doc_row = np.unique(pair_doc, return_inverse=True)
-    owner, at = _expand(arrays.doc_starts, docs)
+    owner, at = expand(arrays.doc_starts, docs)
     held = np.zeros(len(docs) * width, dtype=np.int8)
     held[owner * width + reach.column[arrays.doc_terms[at]]] = 1 + arrays.optional[at]
     # A slot per (pair, option of its query), pair by pair, each pair's options in order:
@@ -1007,10 +1007,14 @@ def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
     return [rows[start : min(end, start + count)].tolist() for start, end in pairwise(starts)]
 
 
-def _expand(
+def expand(
     bounds: NDArray[np.int64], pair_query: NDArray[np.int64]
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Each pair's copy of its query's rows: (pair of each row, row)."""
+    """Each pair's copy of its query's rows: (pair of each row, row).
+
+    Rows of a table whose entry N is rows BOUNDS[N] to BOUNDS[N + 1], for each N of
+    PAIR_QUERY in turn.
+    """
     starts, counts = bounds[pair_query], bounds[pair_query + 1] - bounds[pair_query]
     owner = np.repeat(np.arange(len(pair_query), dtype=np.int64), counts)
     before = np.cumsum(counts) - counts

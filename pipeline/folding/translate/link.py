@@ -19,6 +19,7 @@ from pipeline.folding.translate.features import (
     shape,
     shape_similarity,
 )
+from pipeline.folding.translate.index import expand
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.folding.translate.points import tables as _point_tables
 from pipeline.folding.translate.points import traits as batch_traits
@@ -372,7 +373,7 @@ def _ranked_links(
     asked = np.flatnonzero(wanted[units.text])
     list_starts = np.zeros(texts + 1, dtype=np.int64)
     np.cumsum(np.bincount(list_text, minlength=texts), out=list_starts[1:])
-    owner, at = decisions.expand(list_starts, units.text[asked])
+    owner, at = expand(list_starts, units.text[asked])
     own = wanted[units.text[units.own_unit]]
     own_unit, own_doc = units.own_unit[own], units.own_doc[own]
     unlisted = ~_held(list_keys, units.text[own_unit] * width + own_doc)
