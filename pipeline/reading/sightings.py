@@ -87,10 +87,13 @@ class TextPool:
 
         Batches from worker processes hold their columns in the buffers they were
         unpickled from, in the C heap; once copied into one table they are freed, and the
-        heap's free pages are given back (trim_heap).
+        heap's free pages are given back (trim_heap). The pool is spent then: its texts
+        and hashes as Python strings go too (the table holds them), which were kept to
+        the end of the run (80 MiB of a 120,000-ruling bulk file of distinct texts).
         """
         table = self.decode(pa.concat_tables(self.batches))
         self.batches = []
+        self._ids, self._hash_ids, self._hash_of = {}, {}, []
         trim_heap()
         return table
 
