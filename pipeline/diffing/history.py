@@ -18,7 +18,6 @@ from pipeline.columns import (
     chunked,
     false_if_null,
     filled,
-    joined,
     kept,
     listed,
     lookup,
@@ -33,7 +32,7 @@ from pipeline.diffing.diff import (
     addition_group_ids,
     compare,
 )
-from pipeline.diffing.in_force import in_force
+from pipeline.diffing.in_force import SNAPSHOT_KEYS, in_force, snapshot_keys
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.schema import CHANGES, ROW_ORDER, in_memory, kinds_of
 from pipeline.text.words import counted
@@ -88,15 +87,10 @@ def snapshot_codes(tables: list[pa.Table]) -> list[pa.ChunkedArray[Any]]:
     read without a catalog) belongs to that oracle id's card: a bulk file is one snapshot
     per card, not one of every ruling, and a file of other cards removes nothing.
     """
-    keyed = []
-    for table in tables:
-        oracle = joined(pa.scalar(_ORACLE), table["oracle_id"].cast(pa.string()), separator="")
-        card = pc.coalesce(table["card"].cast(pa.string()), oracle)
-        keyed.append(pa.Table.from_arrays([card, table["source"]], names=SNAPSHOT))
-    return codes(keyed, SNAPSHOT)
+    keyed = [snapshot_keys(table).append_column("source", table["source"]) for table in tables]
+    return codes(keyed, [*SNAPSHOT_KEYS, "source"])
 
 
-_ORACLE = "\x00oracle "  # sorts before every card name
 _BATCH_ROWS = 8192  # rows turned into Python objects at a time
 
 
