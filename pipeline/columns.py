@@ -98,6 +98,13 @@ def used_only(column: pa.Array[Any]) -> Dictionary:
     """
     assert isinstance(column, pa.DictionaryArray)  # a dictionary column, combined
     used = pc.unique(column.indices.drop_null())
+    if (
+        len(used) == len(column.dictionary)
+        and pc.all(pc.equal(used, pa.array(range(len(used)), used.type))).as_py() is not False
+    ):
+        # Every value used, first used in order (a column compacted before, as a segment
+        # is when the commit writes it): the same column, not a copy of its dictionary.
+        return column
     indices = pc.index_in(column.indices, value_set=used).cast(column.indices.type)
     return encoded(indices, column.dictionary.take(used))
 
