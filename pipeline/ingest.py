@@ -47,7 +47,7 @@ from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.reading import executor, read
 from pipeline.reading.extract import AMBIGUOUS
 from pipeline.reading.scan import ScanBatch, ScanJob, ScanResult
-from pipeline.reading.sightings import TextPool, dated, undeclared_texts
+from pipeline.reading.sightings import TextPool, dated, trim_heap, undeclared_texts
 from pipeline.reading.unchanged import skip_unchanged
 from pipeline.schema import FILES, PARTITION_KEY, RUNS, TABLES, in_memory
 from pipeline.storage import commit, layout, lock, segments, store
@@ -297,13 +297,17 @@ def ingest(
             # Tables of an older schema version are rewritten, migrated, by this commit.
             tables = {name: store.read_table(out, name) for name in layout.outdated(out)}
             tables.update(done.tables)
-            _with_cards(out, reports, run, tables, done.parts)
-            changes = done.parts.get(("changes", run))
+            parts, rewritten = done.parts, done.segments
+            # The commit lets go of each table once written, if nothing else holds it.
+            del done
+            _with_cards(out, reports, run, tables, parts)
+            changes = parts.get(("changes", run))
             found = 0 if changes is None else true_count(is_rule_change(changes))
+            del changes
             tables["runs"] = pa.concat_tables([runs, _run_row(report, paths, found)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
-            commit.commit(out, tables, done.parts, done.segments, retain=chosen.retain)
+            commit.commit(out, tables, parts, rewritten, retain=chosen.retain)
     return report
 
 
@@ -436,6 +440,9 @@ def _stored(
     del named
     # The history needs no languages: it is made while the last texts are still detected.
     history = run_history(loaded.state, as_stored(new, UNDETECTED), run) if new.num_rows else None
+    # The state loaded is the history's alone: the stages after it need the rulings loaded
+    # (a daily run's every segment: its state was some 60 MiB held to the commit).
+    loaded = replace(loaded, state=loaded.state.schema.empty_table())
     if history is not None:  # the state says where each version's as-of date came from
         origins = {
             report.source_path: report.as_of_origin.value
@@ -445,10 +452,15 @@ def _stored(
         }
         changes, state, late = history
         history = changes, with_origins(state, run, origins), late
+        del changes, state, late
+    # The C heap's pages the stages free (NumPy's arrays of keys.codes) go back at each
+    # stage's end, not kept under the next stage's peak (20 to 50 MiB of the 1M ingest's).
+    trim_heap()
     remember(languages.results())
     new = assign_languages(new, known_languages(own))
     forget()  # the detected languages are in `new` now
     merged = merge_rulings(loaded.rulings, new)
+    trim_heap()
     tables, parts, rewritten, late_warnings = _history(
         out, new, merged, loaded, history, run=run, link_workers=link_workers
     )
@@ -508,9 +520,11 @@ def _history(
         tables["translations"] = update_translations(
             old, everything, cards, run, workers=link_workers, kept=KeptTerms(out)
         )
+    trim_heap()
     part = sightings_part(out, loaded.base, new, merged)
     texts = texts_part(loaded.rulings, merged, run)
     parts = {("sightings", run): part, ("changes", run): changes, ("ruling_texts", run): texts}
+    trim_heap()
     return tables, parts, rewritten, late_warnings(late)
 
 
