@@ -21,6 +21,7 @@ from pipeline.columns import (
     kept,
     listed,
     lookup,
+    nulls,
     replace_column,
     used_only,
     whole,
@@ -322,6 +323,8 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Column, run: int) ->
 
     def constant(name: str, *, value: int | str | bool | None) -> Column:
         kind = _HELD.field(name).type
+        if value is None and compared[name].null_count == known:
+            return nulls(known + count, kind)  # a first ingest's: a million rows' each
         added = pa.repeat(pa.scalar(value, CHANGES.field(name).type), count).cast(kind)
         return pc.take(pa.chunked_array([*compared[name].cast(kind).chunks, added], kind), order)
 
@@ -398,7 +401,10 @@ def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
     """
     state_snaps, new_snaps = snapshot_codes([state, new])
     old = kept(state, pc.invert(pc.is_in(state_snaps, value_set=pc.unique(new_snaps))))
-    return _state_order(pa.concat_tables([old, as_state(new, old.schema)]))
+    fresh = as_state(new, old.schema)
+    # Without an empty chunk of OLD beside them, NEW's texts keep their dictionary: ordered
+    # across two chunks they were copied into one of both (the run's every text again).
+    return _state_order(pa.concat_tables([old, fresh]) if old.num_rows else fresh)
 
 
 def state_from_sightings(sightings: pa.Table) -> pa.Table:

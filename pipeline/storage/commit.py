@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import interrupts
-from pipeline.columns import replace_column, used_only
+from pipeline.columns import nulls, replace_column, used_only
 from pipeline.errors import StoreError
 from pipeline.limits import quiet_setting
 from pipeline.schema import PARTITION_KEY, TABLES, in_memory, on_disk, with_metadata, written
@@ -48,7 +48,7 @@ from pipeline.storage.layout import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, MutableMapping, Sequence
+    from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 
     from pipeline.storage.segments import Cut
 
@@ -206,7 +206,8 @@ def _stage_segments(
         _write_durable(segment_path(staging, name, 0), in_memory(name).empty_table(), name)
     for seg, cut in sorted(written.items()):
         _checkpoint()
-        _write_durable(segment_path(staging, name, seg), cut.table(), name)
+        # A row group gathered at a time: a segment is never whole in memory.
+        _write_row_groups(segment_path(staging, name, seg), cut.row_groups(ROW_GROUP), name)
     _fsync(staging / name)
 
 
@@ -421,7 +422,13 @@ def _checkpoint() -> None:
 
 
 def _write_durable(path: Path, table: pa.Table, name: str) -> None:
-    """Write TABLE as table NAME a row group at a time, then make it durable.
+    """Write TABLE as table NAME a row group at a time, then make it durable."""
+    starts = range(0, table.num_rows, ROW_GROUP)
+    _write_row_groups(path, (table.slice(start, ROW_GROUP) for start in starts), name)
+
+
+def _write_row_groups(path: Path, groups: Iterable[pa.Table], name: str) -> None:
+    """Write GROUPS, the rows of table NAME a row group each, to PATH; make it durable.
 
     Columns the stages hold dictionary-encoded are written as they are (Parquet stores a
     dictionary page and indices either way), so nothing is decoded to be encoded again.
@@ -429,11 +436,6 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
     schema.TABLES, plain strings; the schema version goes in the key-value metadata.
     """
     schema, kind = written(name), kind_of(name)
-    if kind.partitioned:  # the run is in the part's folder name, not in its file
-        table = table.drop_columns([PARTITION_KEY])
-    for field in schema:  # a sightings part none of whose rows is carried (carry.py)
-        if field.name not in table.column_names and field.nullable:
-            table = table.append_column(field.name, pa.nulls(table.num_rows, field.type))
     columns = [c for c in schema.names if c in kind.encoded or c in _DICTIONARY_COLUMNS]
     with native_file(path, "wb") as handle:  # Arrow's own file: see layout.native_file
         writer = pq.ParquetWriter(
@@ -444,15 +446,24 @@ def _write_durable(path: Path, table: pa.Table, name: str) -> None:
             store_schema=False,
         )
         try:
-            for start in range(0, table.num_rows, ROW_GROUP):
-                rows = table.slice(start, ROW_GROUP).select(schema.names)
-                writer.write_table(_own_dictionaries(rows, schema).cast(schema))
+            for rows in groups:
+                writer.write_table(_as_written(rows, name, schema))
             metadata = with_metadata(name, on_disk(name)).metadata or {}
             writer.add_key_value_metadata({k.decode(): v.decode() for k, v in metadata.items()})
         finally:  # closed before its file is, even when a write fails or is interrupted
             writer.close()
     _checkpoint()  # written, not yet durable
     _fsync(path)
+
+
+def _as_written(rows: pa.Table, name: str, schema: pa.Schema) -> pa.Table:
+    """ROWS of table NAME as the writer takes them: in SCHEMA (schema.written())."""
+    if kind_of(name).partitioned:  # the run is in the part's folder name, not in its file
+        rows = rows.drop_columns([PARTITION_KEY])
+    for field in schema:  # a sightings part none of whose rows is carried (carry.py)
+        if field.name not in rows.column_names and field.nullable:
+            rows = rows.append_column(field.name, nulls(rows.num_rows, field.type))
+    return _own_dictionaries(rows.select(schema.names), schema).cast(schema)
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
