@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
 import pyarrow as pa
@@ -98,8 +99,63 @@ def used_only(column: pa.Array[Any]) -> Dictionary:
     """
     assert isinstance(column, pa.DictionaryArray)  # a dictionary column, combined
     used = pc.unique(column.indices.drop_null())
+    if (
+        len(used) == len(column.dictionary)
+        and pc.all(pc.equal(used, pa.array(range(len(used)), used.type))).as_py() is not False
+    ):
+        # Every value used, first used in order (a column compacted before, as a segment
+        # is when the commit writes it): the same column, not a copy of its dictionary.
+        return column
     indices = pc.index_in(column.indices, value_set=used).cast(column.indices.type)
     return encoded(indices, column.dictionary.take(used))
+
+
+def nulls(count: int, kind: pa.DataType) -> pa.Array[Any]:
+    """COUNT nulls of type KIND that hold no memory until something writes to them.
+
+    pa.nulls() writes the zeros of its buffers: a column of a million nulls is 4 to 8 MiB
+    of the process's memory. These buffers are fresh anonymous pages, which the system
+    gives only when written, and nothing writes an Arrow buffer once made; a read of one
+    maps the shared page of zeros. A null column of a kind this does not lay out (a list,
+    a struct) comes from pa.nulls().
+    """
+    if pa.types.is_dictionary(kind) and _fixed_width(kind.index_type):
+        indices: list[pa.Buffer | None] = [
+            _zeros((count + 7) // 8),
+            _zeros(count * kind.index_type.bit_width // 8),
+        ]
+        empty = pa.array([], kind.value_type)
+        return pa.DictionaryArray.from_buffers(kind, count, indices, empty, null_count=count)
+    if pa.types.is_string(kind) or pa.types.is_binary(kind):
+        offsets: list[pa.Buffer | None] = [
+            _zeros((count + 7) // 8),
+            _zeros((count + 1) * 4),
+            _zeros(0),
+        ]
+        return pa.Array.from_buffers(kind, count, offsets, null_count=count)
+    if _fixed_width(kind):
+        values: list[pa.Buffer | None] = [
+            _zeros((count + 7) // 8),
+            _zeros((count * kind.bit_width + 7) // 8),
+        ]
+        return pa.Array.from_buffers(kind, count, values, null_count=count)
+    # The stubs overload pa.nulls() type by type, with none for a DataType not yet known.
+    made: pa.Array[Any] = pa.nulls(count, kind)  # type: ignore[call-overload]
+    return made
+
+
+def _fixed_width(kind: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_temporal(kind)
+    )
+
+
+def _zeros(size: int) -> pa.Buffer:
+    """SIZE bytes of zeros: an anonymous mapping of its own, freed with the buffer."""
+    return pa.py_buffer(mmap.mmap(-1, max(size, 1)))[:size]
 
 
 def chunked(chunks: Iterable[pa.Array[Any]], kind: pa.DataType) -> pa.ChunkedArray[Any]:

@@ -46,8 +46,8 @@ from pipeline.limits import Limits
 from pipeline.models import DateOrder, FileReport, FileStatus, SourceHints
 from pipeline.reading import executor, read
 from pipeline.reading.extract import AMBIGUOUS
-from pipeline.reading.scan import ScanJob, ScanResult
-from pipeline.reading.sightings import TextPool, dated, undeclared_texts
+from pipeline.reading.scan import ScanBatch, ScanJob, ScanResult
+from pipeline.reading.sightings import TextPool, dated, trim_heap, undeclared_texts
 from pipeline.reading.unchanged import skip_unchanged
 from pipeline.schema import FILES, PARTITION_KEY, RUNS, TABLES, in_memory
 from pipeline.storage import commit, layout, lock, segments, store
@@ -59,7 +59,7 @@ from pipeline.storage.upgrade import read_outdated, write_upgraded
 from pipeline.text.language import forget, remember
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from pathlib import Path
 
 
@@ -242,33 +242,21 @@ def ingest(
         files_table = store.read_table(out, "files")
         runs = store.read_table(out, "runs")
         run = int(pc.max(runs["run"]).as_py()) + 1 if runs.num_rows else 1
-        none, order = SourceHints(), chosen.date_order
-        jobs = [
-            ScanJob(root, file, hints[root].get(file.name, none), order, chosen.today, run, limits)
-            for root, files in roots
-            for file in files
-        ]
-        update = chosen.progress(len(jobs)) if chosen.progress else None
-        results, todo = skip_unchanged(jobs, files_table, rehash=chosen.rehash)
         catalogs, catalog_rows = _catalogs(paths, files_table, hints, chosen, limits)
-        if update is not None:
-            update(len(jobs) - len(todo))
-        languages.start(len(todo))
         pool = TextPool()
-        slots = iter(todo)
-        for batch in executor.run(
-            [jobs[i] for i in todo],
-            workers=workers,
-            executor=chosen.executor_name,
-            scheduler=chosen.scheduler,
-            progress=update,
-            isolate=chosen.isolate,
-        ):
-            for result in batch.results:
-                results[next(slots)] = result
-            if batch.sightings is not None:
-                languages.submit(undeclared_texts(batch.sightings))
-                pool.add(batch.sightings)
+        results, count = _read(
+            roots,
+            hints,
+            files_table,
+            run=run,
+            chosen=chosen,
+            limits=limits,
+            languages=languages,
+            pool=pool,
+        )
+        # The files found go with their jobs: a Python object or three each, to the end of
+        # the run (some 30 MiB of the 1M-ruling corpus's 70,962 files).
+        del roots
         # Unchanged files need nothing more: no dataset table is read or rewritten.
         done = _Stored()
         if pool.batches:
@@ -284,7 +272,7 @@ def ingest(
                 run=run,
                 link_workers=linking,
             )
-        ordered = [results[i] for i in range(len(jobs))]
+        ordered = [results[i] for i in range(count)]
         reports = [*bad_rows, *(report for r in ordered for report in r.reports), *catalog_rows]
         warnings = [f"{r.source_path}: {w}" for r in reports for w in r.warnings]
         report = IngestReport(
@@ -302,14 +290,78 @@ def ingest(
             # Tables of an older schema version are rewritten, migrated, by this commit.
             tables = {name: store.read_table(out, name) for name in layout.outdated(out)}
             tables.update(done.tables)
-            _with_cards(out, reports, run, tables, done.parts)
-            changes = done.parts.get(("changes", run))
+            parts, rewritten = done.parts, done.segments
+            # The commit lets go of each table once written, if nothing else holds it.
+            del done
+            _with_cards(out, reports, run, tables, parts)
+            changes = parts.get(("changes", run))
             found = 0 if changes is None else true_count(is_rule_change(changes))
+            del changes
             tables["runs"] = pa.concat_tables([runs, _run_row(report, paths, found)])
             if any(r.status is not FileStatus.SKIPPED for r in reports):
                 tables["files"] = pa.concat_tables([files_table, _file_rows(reports, run)])
-            commit.commit(out, tables, done.parts, done.segments, retain=chosen.retain)
+            commit.commit(out, tables, parts, rewritten, retain=chosen.retain)
     return report
+
+
+def _read(
+    roots: list[tuple[Path, list[read.InputFile]]],
+    hints: dict[Path, dict[str, SourceHints]],
+    files: pa.Table,
+    *,
+    run: int,
+    chosen: IngestOptions,
+    limits: Limits,
+    languages: executor.LanguageJobs,
+    pool: TextPool,
+) -> tuple[dict[int, ScanResult], int]:
+    """Read each file of ROOTS that FILES does not hold unchanged, its sightings into POOL.
+
+    The results, by job (every file found, in order), and how many jobs there were: the
+    jobs themselves go once read.
+    """
+    none, order = SourceHints(), chosen.date_order
+    jobs = [
+        ScanJob(root, file, hints[root].get(file.name, none), order, chosen.today, run, limits)
+        for root, found in roots
+        for file in found
+    ]
+    update = chosen.progress(len(jobs)) if chosen.progress else None
+    results, todo = skip_unchanged(jobs, files, rehash=chosen.rehash)
+    if update is not None:
+        update(len(jobs) - len(todo))
+    languages.start(len(todo))
+    scanned = executor.run(
+        [jobs[i] for i in todo],
+        workers=chosen.workers,
+        executor=chosen.executor_name,
+        scheduler=chosen.scheduler,
+        progress=update,
+        isolate=chosen.isolate,
+    )
+    _take(scanned, iter(todo), results, languages, pool)
+    return results, len(jobs)
+
+
+def _take(
+    scanned: Iterable[ScanBatch],
+    slots: Iterator[int],
+    results: dict[int, ScanResult],
+    languages: executor.LanguageJobs,
+    pool: TextPool,
+) -> None:
+    """Take each batch SCANNED as it comes: its results in their SLOTS, its sightings pooled.
+
+    A batch goes once pooled (the pool keeps its own encoding of the rows): a run of one
+    bulk file is one batch, whose rows as unpickled were held to the end of the run (67
+    MiB of a 120,000-ruling file, beside every later stage).
+    """
+    for batch in scanned:
+        for result in batch.results:
+            results[next(slots)] = result
+        if batch.sightings is not None:
+            languages.submit(undeclared_texts(batch.sightings))
+            pool.add(batch.sightings)
 
 
 def _catalogs(
@@ -420,6 +472,9 @@ def _stored(
     del named
     # The history needs no languages: it is made while the last texts are still detected.
     history = run_history(loaded.state, as_stored(new, UNDETECTED), run) if new.num_rows else None
+    # The state loaded is the history's alone: the stages after it need the rulings loaded
+    # (a daily run's every segment: its state was some 60 MiB held to the commit).
+    loaded = replace(loaded, state=loaded.state.schema.empty_table())
     if history is not None:  # the state says where each version's as-of date came from
         origins = {
             report.source_path: report.as_of_origin.value
@@ -429,10 +484,15 @@ def _stored(
         }
         changes, state, late = history
         history = changes, with_origins(state, run, origins), late
+        del changes, state, late
+    # The C heap's pages the stages free (NumPy's arrays of keys.codes) go back at each
+    # stage's end, not kept under the next stage's peak (20 to 50 MiB of the 1M ingest's).
+    trim_heap()
     remember(languages.results())
     new = assign_languages(new, known_languages(own))
     forget()  # the detected languages are in `new` now
     merged = merge_rulings(loaded.rulings, new)
+    trim_heap()
     tables, parts, rewritten, late_warnings = _history(
         out, new, merged, loaded, history, run=run, link_workers=link_workers
     )
@@ -471,7 +531,6 @@ def _history(
         return {}, {}, {}, []
     changes, state, late = history
     rulings = with_current(merged, state)
-    rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
     # The cards whose translations are linked: those read, unless linking is put off.
     cards: Column = pc.unique(new["card"].cast(pa.string()))
     if not link_workers:
@@ -492,9 +551,13 @@ def _history(
         tables["translations"] = update_translations(
             old, everything, cards, run, workers=link_workers, kept=KeptTerms(out)
         )
+    trim_heap()
     part = sightings_part(out, loaded.base, new, merged)
     texts = texts_part(loaded.rulings, merged, run)
     parts = {("sightings", run): part, ("changes", run): changes, ("ruling_texts", run): texts}
+    # Cut last: each segment's rows (an int64 a row) are not held through the stages above.
+    rewritten = segments.split({"rulings": rulings, "state": state}, loaded.plan)
+    trim_heap()
     return tables, parts, rewritten, late_warnings(late)
 
 

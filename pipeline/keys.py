@@ -153,10 +153,14 @@ def _dense(
         return pa.chunked_array([], pa.int64()), 1
     dictionary = chunks[0].dictionary
     ranks = pc.rank(dictionary, sort_keys="ascending")  # 1, 2, 3…: the values are distinct
-    places = ranks if nulls_first else pc.subtract(ranks, 1)
-    indices = pa.chunked_array([chunk.indices for chunk in chunks], pa.int32())
+    places = (ranks if nulls_first else pc.subtract(ranks, 1)).cast(pa.int64())
+    # The place of a null goes after the values' (index len(dictionary)): each row's id is
+    # then one take of int64s, where a take, a fill and a cast made three arrays a row.
+    null_place = pa.array([0 if nulls_first else len(dictionary)], pa.int64())
+    null_index = pa.scalar(len(dictionary), pa.int32())
+    indices = pa.chunked_array(
+        [chunk.indices.fill_null(null_index) for chunk in chunks], pa.int32()
+    )
     # Chunked indices take a chunked array; the stubs give the kind of the data taken from.
-    ranked = cast("pa.ChunkedArray[Any]", pc.take(places, indices))
-    null_place = 0 if nulls_first else len(dictionary)
-    filled = ranked.fill_null(pa.scalar(null_place, places.type)).cast(pa.int64())
+    filled = cast("pa.ChunkedArray[Any]", pc.take(pa.concat_arrays([places, null_place]), indices))
     return filled, len(dictionary) + 1

@@ -18,10 +18,10 @@ from pipeline.columns import (
     chunked,
     false_if_null,
     filled,
-    joined,
     kept,
     listed,
     lookup,
+    nulls,
     replace_column,
     used_only,
     whole,
@@ -33,7 +33,7 @@ from pipeline.diffing.diff import (
     addition_group_ids,
     compare,
 )
-from pipeline.diffing.in_force import in_force
+from pipeline.diffing.in_force import SNAPSHOT_KEYS, in_force, snapshot_keys
 from pipeline.keys import Groups, codes, first_rows
 from pipeline.schema import CHANGES, ROW_ORDER, in_memory, kinds_of
 from pipeline.text.words import counted
@@ -88,15 +88,10 @@ def snapshot_codes(tables: list[pa.Table]) -> list[pa.ChunkedArray[Any]]:
     read without a catalog) belongs to that oracle id's card: a bulk file is one snapshot
     per card, not one of every ruling, and a file of other cards removes nothing.
     """
-    keyed = []
-    for table in tables:
-        oracle = joined(pa.scalar(_ORACLE), table["oracle_id"].cast(pa.string()), separator="")
-        card = pc.coalesce(table["card"].cast(pa.string()), oracle)
-        keyed.append(pa.Table.from_arrays([card, table["source"]], names=SNAPSHOT))
-    return codes(keyed, SNAPSHOT)
+    keyed = [snapshot_keys(table).append_column("source", table["source"]) for table in tables]
+    return codes(keyed, [*SNAPSHOT_KEYS, "source"])
 
 
-_ORACLE = "\x00oracle "  # sorts before every card name
 _BATCH_ROWS = 8192  # rows turned into Python objects at a time
 
 
@@ -328,6 +323,8 @@ def _in_order(compared: pa.Table, new: pa.Table, additions: Column, run: int) ->
 
     def constant(name: str, *, value: int | str | bool | None) -> Column:
         kind = _HELD.field(name).type
+        if value is None and compared[name].null_count == known:
+            return nulls(known + count, kind)  # a first ingest's: a million rows' each
         added = pa.repeat(pa.scalar(value, CHANGES.field(name).type), count).cast(kind)
         return pc.take(pa.chunked_array([*compared[name].cast(kind).chunks, added], kind), order)
 
@@ -404,7 +401,10 @@ def next_state(state: pa.Table, new: pa.Table) -> pa.Table:
     """
     state_snaps, new_snaps = snapshot_codes([state, new])
     old = kept(state, pc.invert(pc.is_in(state_snaps, value_set=pc.unique(new_snaps))))
-    return _state_order(pa.concat_tables([old, as_state(new, old.schema)]))
+    fresh = as_state(new, old.schema)
+    # Without an empty chunk of OLD beside them, NEW's texts keep their dictionary: ordered
+    # across two chunks they were copied into one of both (the run's every text again).
+    return _state_order(pa.concat_tables([old, fresh]) if old.num_rows else fresh)
 
 
 def state_from_sightings(sightings: pa.Table) -> pa.Table:

@@ -26,16 +26,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import Column, Mask, false_if_null, filled, joined, whole
+from pipeline.columns import Column, Mask, false_if_null, filled, whole
 from pipeline.keys import Groups, codes
 from pipeline.models import AsOfOrigin
 
 KEY = ["text_hash", "card", "effective_date", "rule_id"]
+# A row's snapshot as key columns (snapshot_keys): which of card, oracle id or neither names
+# it, the card, the oracle id.
+SNAPSHOT_KEYS = ["_named_by", "_card", "_oracle"]
+_BY_ORACLE, _BY_CARD, _BY_NEITHER = 0, 1, 2
 STATED = frozenset({AsOfOrigin.DOCUMENT.value, AsOfOrigin.MANIFEST.value, AsOfOrigin.PATH.value})
 # A stated date outranks every modification time: its score is this much higher.
 _STATED_RANK = 1 << 40
 _NONE = -(1 << 41)  # a snapshot with no date at all: the stalest
-_SNAPSHOT = "\x00"  # prefixes the groups of rows without a card (no card name holds it)
 
 
 def evidence(state: pa.Table) -> np.ndarray:
@@ -44,7 +47,8 @@ def evidence(state: pa.Table) -> np.ndarray:
     A snapshot with a stated date or a dated ruling scores the latest of those (plus a
     rank above every modification time); one with a modification time alone, that day.
     """
-    [snaps] = codes([_snapshots(state)], ["snap", "source"])
+    snaps_and_sources = snapshot_keys(state).append_column("source", state["source"])
+    [snaps] = codes([snaps_and_sources], [*SNAPSHOT_KEYS, "source"])
     groups = Groups.of(snaps)
     days = state["as_of"].cast(pa.date32()).cast(pa.int32())
     origin = state["as_of_origin"].cast(pa.string())
@@ -91,8 +95,8 @@ def _fresh_rows(rulings: pa.Table, state: pa.Table) -> tuple[Column, Column, Mas
     where = pc.index_in(state_keys, value_set=ruling_keys)
     langs: Column = pc.take(rulings["lang"].cast(pa.string()), where)
     langs = filled(langs, pa.scalar("und"))
-    groups = pa.Table.from_arrays([_groups(state), langs], names=["group", "lang"])
-    [group_codes] = codes([groups], ["group", "lang"])
+    groups = _groups(state).append_column("lang", langs)
+    [group_codes] = codes([groups], groups.column_names)
     score = evidence(state)
     grouped = Groups.of(group_codes)
     best = np.empty(state.num_rows, dtype=np.int64)
@@ -107,22 +111,41 @@ def _filled(days: Column) -> np.ndarray:  # int32 with nulls
     return np.asarray(days.to_numpy(zero_copy_only=False))
 
 
-def _snapshots(state: pa.Table) -> pa.Table:
-    """Each row's snapshot: its card, else its oracle id, else nothing (null), with its source."""
-    oracle = joined(
-        pa.scalar(_SNAPSHOT + "oracle "), state["oracle_id"].cast(pa.string()), separator=""
+def snapshot_keys(table: pa.Table) -> pa.Table:
+    """Each row's snapshot as key columns (SNAPSHOT_KEYS): its card, else its oracle id.
+
+    Rows of neither have no snapshot (a null one). For keys.codes(): the columns compare
+    and order as the card's name would, else the oracle id behind a prefix sorting before
+    every name (rows named by their oracle id first, by it; then by their card; those of
+    neither last), without that text made for every row (a million rows' were some 100
+    MiB at once). TABLE needs `card` and `oracle_id`, plain or dictionary-encoded.
+    """
+    card, oracle = table["card"], table["oracle_id"]
+    has_card = pc.is_valid(card)
+    by_oracle = pc.and_(pc.invert(has_card), pc.is_valid(oracle))
+    named_by = pc.if_else(
+        by_oracle,
+        pa.scalar(_BY_ORACLE, pa.int8()),
+        pc.if_else(has_card, pa.scalar(_BY_CARD, pa.int8()), pa.scalar(_BY_NEITHER, pa.int8())),
     )
-    snap = pc.coalesce(state["card"].cast(pa.string()), oracle)
-    return pa.Table.from_arrays([snap, state["source"].cast(pa.string())], names=["snap", "source"])
+    oracle_only = pc.if_else(by_oracle, oracle, pa.scalar(None, oracle.type))
+    return pa.Table.from_arrays([named_by, card, oracle_only], names=SNAPSHOT_KEYS)
 
 
-def _groups(state: pa.Table) -> Column:
-    """The group each STATE row's freshness is weighed in (its card; see the module)."""
-    snaps = _snapshots(state)
+def _groups(state: pa.Table) -> pa.Table:
+    """The group each STATE row's freshness is weighed in (its card; see the module).
+
+    As key columns: the row's snapshot; for a row of none, whether it is a numbered rule
+    (the rules are one group) and, if not, its source (each source's rows are their own).
+    """
+    keys = snapshot_keys(state)
+    unnamed = pc.equal(keys["_named_by"], pa.scalar(_BY_NEITHER, pa.int8()))
     numbered = pc.is_valid(state["rule_id"])
-    own = joined(pa.scalar(_SNAPSHOT + "source "), snaps["source"], separator="")
-    rules_or_own: Column = pc.if_else(numbered, pa.scalar(_SNAPSHOT + "rules"), own)
-    return pc.coalesce(snaps["snap"], rules_or_own)
+    rule = pc.if_else(unnamed, numbered, pa.scalar(None, pa.bool_()))
+    own = pc.and_(unnamed, pc.invert(numbered))
+    source = state["source"]
+    keys = keys.append_column("_rule", rule)
+    return keys.append_column("_source", pc.if_else(own, source, pa.scalar(None, source.type)))
 
 
-__all__ = ["STATED", "evidence", "freshest_sources", "in_force"]
+__all__ = ["SNAPSHOT_KEYS", "STATED", "evidence", "freshest_sources", "in_force", "snapshot_keys"]

@@ -38,9 +38,19 @@ def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
         .append_column("last_run", sightings["run"])
         .append_column("sightings", pa.repeat(pa.scalar(1, pa.int64()), sightings.num_rows))
     )
-    combined = pa.concat_tables(
-        [existing.select(MERGED).cast(_MERGED_SCHEMA), fresh.select(MERGED).cast(_MERGED_SCHEMA)]
+    # The sightings' dictionary-encoded columns stay so until the rulings are gathered: only
+    # the merged rows are decoded (a first ingest's million sightings were, three columns).
+    held = pa.schema(
+        [
+            fresh.schema.field(f.name).with_nullable(f.nullable)
+            if fresh.schema.field(f.name).type == pa.dictionary(pa.int32(), f.type)
+            else f
+            for f in _MERGED_SCHEMA
+        ]
     )
+    combined = fresh.select(MERGED).cast(held)
+    if existing.num_rows:  # an empty chunk beside the sightings' would copy their texts
+        combined = pa.concat_tables([existing.select(MERGED).cast(held), combined])
     # Integer codes of the keys sort as the keys do: each column is gathered once, from each
     # key's first row, in the rulings' order; the counters are reduced per key.
     [key_codes] = codes([combined], _ORDER)
@@ -50,7 +60,7 @@ def merge_rulings(existing: pa.Table, sightings: pa.Table) -> pa.Table:
     for name, how in zip(_COUNTERS, totals, strict=True):
         column = pa.array(keys.reduce(combined[name], how), _MERGED_SCHEMA.field(name).type)
         merged = replace_column(merged, name, column)
-    return merged
+    return merged.cast(_MERGED_SCHEMA)
 
 
 def rules_by_number(rulings: pa.Table, rule_sightings: pa.Table) -> pa.Table:

@@ -379,5 +379,8 @@ class LanguageJobs:
         for (chunk, _), got in zip(tasks, answers, strict=True):
             found.update(zip(chunk, got, strict=True))
         found.update(zip(self._waiting, last, strict=True))
-        self._tasks, self._waiting = [], []
+        # Every text handed over is answered: the set of them goes (a Python copy of each
+        # undeclared text, kept to the end of the run), and a text submitted from now on is
+        # detected and answered anew.
+        self._tasks, self._waiting, self._seen = [], [], set()
         return found

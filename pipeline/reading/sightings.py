@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import as_dictionary, encoded, listed, lookup, replace_column, strings
+from pipeline.columns import (
+    as_dictionary,
+    encoded,
+    listed,
+    lookup,
+    nulls,
+    replace_column,
+    strings,
+)
 from pipeline.models import Sighting
 from pipeline.schema import SIGHTINGS
 from pipeline.text.normalize import clean, has_symbol_gap, hash_clean
@@ -87,10 +95,13 @@ class TextPool:
 
         Batches from worker processes hold their columns in the buffers they were
         unpickled from, in the C heap; once copied into one table they are freed, and the
-        heap's free pages are given back (trim_heap).
+        heap's free pages are given back (trim_heap). The pool is spent then: its texts
+        and hashes as Python strings go too (the table holds them), which were kept to
+        the end of the run (80 MiB of a 120,000-ruling bulk file of distinct texts).
         """
         table = self.decode(pa.concat_tables(self.batches))
         self.batches = []
+        self._ids, self._hash_ids, self._hash_of = {}, {}, []
         trim_heap()
         return table
 
@@ -126,8 +137,12 @@ class TextPool:
         stored.
         """
         # One chunk a column: an operation over columns chunked apart slices them all to
-        # common bounds, and each slice of a pooled column would carry the whole pool.
+        # common bounds, and each slice of a pooled column would carry the whole pool. A
+        # column of nulls alone (no file gave a set, a fetch time) holds no memory.
         table = table.combine_chunks()
+        for at, column in enumerate(table.columns):
+            if table.num_rows and column.null_count == table.num_rows:
+                table = table.set_column(at, table.field(at), nulls(table.num_rows, column.type))
         ids = table["text"].combine_chunks() if table.num_rows else pa.array([], pa.int32())
         text = pa.DictionaryArray.from_arrays(ids, pa.array(list(self._ids), pa.string()))
         hash_ids = pc.take(pa.array(self._hash_of, pa.int32()), ids)

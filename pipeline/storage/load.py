@@ -67,5 +67,8 @@ def load(out: Path, sightings: pa.Table, english: Mapping[str, str]) -> Loaded:
     }
     if moved:
         tables = {name: renamed(table, english) for name, table in tables.items()}
-    rulings, state = (layout.ordered(tables[name], name) for name in ("rulings", "state"))
+    # Each table as read is let go once put in order (a copy of it): the rulings as read
+    # were held while the state was ordered, a daily run's peak of the load (every segment).
+    rulings = layout.ordered(tables.pop("rulings"), "rulings")
+    state = layout.ordered(tables.pop("state"), "state")
     return Loaded(base, chosen, rulings, state, english, renames=bool(moved))

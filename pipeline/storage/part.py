@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import kept
 from pipeline.keys import codes
 from pipeline.models import FileStatus
 from pipeline.reading.sightings import RULING_TEXT
@@ -49,8 +50,11 @@ def texts_part(before: pa.Table, after: pa.Table, run: int) -> pa.Table:
     BEFORE and AFTER are the rulings of the same segments before and after RUN.
     """
     names = [*RULING_KEY, "text"]
-    old, new = codes([before.select(names), after.select(names)], names)
-    fresh = after.filter(pc.invert(pc.is_in(new, value_set=pc.unique(old))))
+    fresh = after  # every ruling, when the segments held none before (a first ingest's)
+    if before.num_rows:
+        old, new = codes([before.select(names), after.select(names)], names)
+        # kept(): no copy of AFTER when all of it is new (the part shares its columns).
+        fresh = kept(after, pc.invert(pc.is_in(new, value_set=pc.unique(old))))
     run_column = pa.repeat(pa.scalar(run, pa.int64()), fresh.num_rows)
     return fresh.select(names).add_column(0, PARTITION_KEY, run_column)
 

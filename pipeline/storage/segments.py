@@ -22,7 +22,7 @@ from pipeline.columns import Column, listed, strings, true_count, used_only, who
 from pipeline.limits import quiet_setting
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
 # Rulings a segment aims at: a run reading one card rewrites at most about this many.
 TARGET_ROWS = quiet_setting("PIPELINE_SEGMENT_ROWS", 50_000)
@@ -84,8 +84,8 @@ class Cut:
     """One segment of a table: its rows, gathered only when the commit writes them.
 
     Gathered all at once, the segments of a large run were a second copy of `rulings` and
-    `state` (about 550 MiB of a first ingest of a million rulings); one at a time, a
-    segment is the only copy.
+    `state` (about 550 MiB of a first ingest of a million rulings); the commit gathers
+    them a row group at a time (row_groups).
     """
 
     source: pa.Table
@@ -99,6 +99,15 @@ class Cut:
     def table(self) -> pa.Table:
         """The segment's rows, each dictionary column holding only the values they use."""
         return _compacted(self.source.take(self.rows))
+
+    def row_groups(self, size: int) -> Iterator[pa.Table]:
+        """The segment's rows, SIZE at a time, each gathered only when it is asked for.
+
+        Their dictionary columns keep the whole table's dictionary: the commit's writer
+        cuts each row group's to the values it uses (as it does the rows of table()).
+        """
+        for start in range(0, self.num_rows, size):
+            yield self.source.take(self.rows.slice(start, size))
 
 
 def split(tables: Mapping[str, pa.Table], chosen: Plan) -> dict[str, dict[int, Cut | None]]:
