@@ -32,8 +32,9 @@ from pipeline.folding.translate.card import (
     OTHER_CARD_MARGIN,
     VERSION_SIMILARITY,
 )
-from pipeline.folding.translate.features import MARK_COST
+from pipeline.folding.translate.features import MARK_COST, marks, shape
 from pipeline.folding.translate.index import expand
+from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -134,25 +135,26 @@ class _English:
         new = np.unique(docs[~self.known[docs]])
         if not len(new):
             return
-        index = self._index
-        listed = new.tolist()
-        shapes = [index.shape(d) for d in listed]
+        # Taken here once, not through the index's own caches (dicts a text each, which the
+        # one-text path fills): these arrays are all the decisions read.
+        texts = [self._index.texts[d] for d in new.tolist()]
+        shapes = [shape(text, "en") for text in texts]
         self.sentences[new] = [s for s, _ in shapes]
         self.lengths[new] = [n for _, n in shapes]
-        self.folded[new] = [index.folded(d) for d in listed]
-        table = _mark_table([index.marks(d) for d in listed], self.ids)
+        self.folded[new] = [fold(text) for text in texts]
+        table = _mark_table([marks(text) for text in texts], self.ids)
         # NEW ascending, each one's keys ascending: the new keys are sorted, and merge in.
         added = (np.repeat(new, np.diff(table.starts)) << 32) | table.keys
-        marks = self.marks
-        at = np.searchsorted(marks.known, added)
+        held = self.marks
+        at = np.searchsorted(held.known, added)
         self._held[new] = np.diff(table.starts)
         starts = np.zeros(len(self._held) + 1, dtype=np.int64)
         np.cumsum(self._held, out=starts[1:])
         self.marks = _MarkTable(
             starts,
-            np.insert(marks.keys, at, table.keys),
-            np.insert(marks.counts, at, table.counts),
-            np.insert(marks.known, at, added),
+            np.insert(held.keys, at, table.keys),
+            np.insert(held.counts, at, table.counts),
+            np.insert(held.known, at, added),
         )
         self.known[new] = True
 
