@@ -56,10 +56,13 @@ _CHUNK = 2_048
 # Scores one batch of translations holds against every English text (rank_batch): the
 # batch is as many translations as keep it under this, so memory stays bounded.
 _BATCH_CELLS = 1 << 22
-# Texts whose shortlists _link_batch takes at once, at least (those of whole steps): a
-# product of the index with their queries costs per entry of the index more than per query
-# (about 0.6 ms a text at 128 against 3.7 ms at 8, for the 101,546 distinct English texts).
-_RANKED = 128
+# Texts whose shortlists _link_batch takes at once, at most (those of whole steps, unless a
+# step alone ranks more): a product of the index with their queries costs per entry of the
+# index more than per query, up to where their columns leave the cache. The 7,555
+# translations among 101,546 distinct English texts (a step ranks about 8 of its 41):
+# their shortlists took 5.0 s a step at a time, 2.3 s at 64, 1.7 at 128, 1.55 at 256, 1.45
+# at 512; the 22,078 dumps (a step of 248 ranks about 233) took 1.2 times as long at 466.
+_RANKED = 256
 # The index and lexicon link_many() hands to its forked workers.
 _SHARED: tuple[EnglishIndex, Lexicon] | None = None
 
@@ -224,7 +227,8 @@ def _link_batch(
 
     The features of all its texts are taken at once (points.traits), and their word
     features looked up in the lexicon once (EnglishIndex.ranked); each step takes its rows.
-    The texts a step leaves to rank wait for those of the next steps (_Later).
+    The texts a step leaves to rank wait for those of the next steps (_Later): their
+    shortlists are taken up to _RANKED at once.
     """
     langs = batch.langs
     featured = index.ranked(batch_traits(batch.texts, langs), langs, lexicon)
@@ -282,7 +286,7 @@ def _link_step(
 
 
 class _Later:
-    """Texts of steps in turn left to rank, ranked about _RANKED at once (rank()).
+    """Texts of steps in turn left to rank, ranked up to _RANKED at once (rank()).
 
     Their shortlists are one product of the index with all their queries
     (EnglishIndex.shortlists), a walk of the index for them all; then each step's texts
@@ -296,9 +300,15 @@ class _Later:
         self._min_margin = min_margin
 
     def add(self, step: _Step, rows: NDArray[np.int64]) -> None:
-        """Texts ROWS of STEP are to rank: ranked now if _RANKED texts are waiting."""
+        """Texts ROWS of STEP are to rank: ranked now if _RANKED texts are waiting.
+
+        Those waiting are ranked first if with ROWS they would be more than _RANKED: past
+        it, a product's queries cost each more again (their columns leave the cache).
+        """
         if not len(rows):
             return
+        if self._count and self._count + len(rows) > _RANKED:
+            self.rank()
         self._waiting.append((step, rows))
         self._count += len(rows)
         if self._count >= _RANKED:
