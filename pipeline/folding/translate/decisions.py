@@ -33,7 +33,7 @@ from pipeline.folding.translate.card import (
     VERSION_SIMILARITY,
 )
 from pipeline.folding.translate.features import MARK_COST, marks, shape
-from pipeline.folding.translate.index import expand
+from pipeline.folding.translate.terms import expand
 from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:

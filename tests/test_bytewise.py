@@ -1,0 +1,150 @@
+"""English texts' terms taken on their bytes (bytewise) are english_terms()' to the term."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pipeline.folding.translate import bytewise
+from pipeline.folding.translate.terms import english_terms
+
+if TYPE_CHECKING:
+    import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# What features' patterns turn on: symbols and braces, numbers and rule numbers with a
+# letter, sentence ends before capitals, brackets and quotes, every kind of ASCII space.
+PIECES = [
+    "{T}",
+    "{2}{U}",
+    "{10}",
+    "{abcdefghi}",
+    "{a b}",
+    "{",
+    "}",
+    "{{X}}",
+    "{X}Abc",
+    " {X} Abc",
+    "702.62a",
+    "702.62ab",
+    "702.62a5",
+    "1.5",
+    ".5",
+    "5.",
+    "a5",
+    "5a",
+    "1.2.3",
+    "12",
+    "x1",
+    "Rift Bolt",
+    "McDonald",
+    "If",
+    "As",
+    "Abc",
+    "ABC",
+    "aB",
+    " Ab",
+    ". Ab",
+    "! Ab",
+    "( Ab",
+    '" Ab',
+    "x Ab",
+    "x  Ab",
+    "x\tAb",
+    "x\x0bAb",
+    "x\x1cAb",
+    "x\x1fAb",
+    "\nAb",
+    "I",
+    "a",
+    "suspend",
+    "exiled",
+    "exiles",
+    "creature",
+    "can't",
+    "it's",
+    "don't",
+    " ",
+    "  ",
+    ".",
+    ",",
+    ";",
+    ":",
+    "?",
+    "!",
+    "(",
+    ")",
+    "'",
+    '"',
+    "-",
+    "_",
+    "x_y",
+    "\x7f",
+    "\x01",
+    "~",
+]
+
+
+def _same(texts: list[str]) -> None:
+    """Each text's terms, counts and names as english_terms() gives them."""
+    assert bytewise.fast(texts).all()
+    found = bytewise.english_terms(texts)
+    assert found.vocabulary == sorted(set(found.vocabulary))
+    for n, text in enumerate(texts):
+        first, last = int(found.offsets[n]), int(found.offsets[n + 1])
+        terms = [found.vocabulary[i] for i in found.ids[first:last].tolist()]
+        assert (terms, found.counts[first:last].tolist(), found.named[first:last].tolist()) == (
+            english_terms(text)
+        ), text
+
+
+def test_random_texts_of_the_patterns_edges() -> None:
+    """Texts made of the pieces every pattern of features turns on, in random orders."""
+    generator = random.Random(62)
+    texts = [
+        "".join(generator.choice(PIECES) for _ in range(generator.randint(0, 30)))
+        for _ in range(3_000)
+    ]
+    _same(["", " ", "{T}", "Ab", " Ab", "a", *texts])
+
+
+def test_real_english_texts() -> None:
+    """The ASCII texts of the language fixtures: English card texts and rulings.
+
+    And some Italian, Spanish and French ones: any ASCII text gives english_terms()' terms.
+    """
+    texts: set[str] = set()
+    for name in ("hand-translations", "linking-sample", "held-out-sample"):
+        lines = (FIXTURES / "language" / f"{name}.jsonl").read_text("utf-8").splitlines()
+        for line in map(json.loads, lines):
+            texts |= {line["text"], line.get("english", "")}
+    english = sorted(text for text in texts if bytewise.fast([text])[0])
+    assert len(english) > 500
+    _same(english)
+
+
+def test_chunks_make_one_vocabulary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts taken in many chunks give the table taken in one."""
+    texts = [f"If {{T}} Rift Bolt {n} is exiled, Card{n % 7} is cast. 70{n}.1a" for n in range(50)]
+    whole = bytewise.english_terms(texts)
+    monkeypatch.setattr(bytewise, "_CHUNK_BYTES", 64)
+    chunked = bytewise.english_terms(texts)
+    assert whole.vocabulary == chunked.vocabulary
+    for one, other in zip(whole[2:], chunked[2:], strict=True):
+        assert np.array_equal(one, other)
+    _same(texts)
+
+
+def test_what_is_not_ascii_or_holds_nul_is_left_to_english_terms() -> None:
+    """Only ASCII texts without NUL (the separator) are taken on their bytes."""
+    assert bytewise.fast(["plain", "caf\u00e9", "a\x00b", "\u2014", ""]).tolist() == [
+        True,
+        False,
+        False,
+        False,
+        True,
+    ]
