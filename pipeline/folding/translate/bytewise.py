@@ -33,9 +33,14 @@ from pipeline.folding.translate import features as F  # noqa: N812 - its pattern
 from pipeline.folding.translate.features import ANCHOR, MIN_NAME, STEM
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from numpy.typing import NDArray
+
+    # Runs a function over chunks of texts, as `map` (or a process pool's map) does.
+    Mapper = Callable[
+        [Callable[[Sequence[str]], "_Found"], Iterable[Sequence[str]]], Iterable["_Found"]
+    ]
 
 # Class bits of a byte (_classes).
 _LETTER = 1 << 0  # features._WORD's class, [^\W\d_]: A-Z and a-z in ASCII
@@ -53,13 +58,26 @@ _STOP = 1 << 7
 _SEP = 0
 # About this many bytes of text are taken at a time: their arrays stay in cache-sized steps.
 _CHUNK_BYTES = 1 << 22
-# A packed word feature: STEM bytes, the first in the highest used byte.
 # A span's first L bytes of the STEM packed: _MASKS[L].
 _MASKS = np.asarray(
     [((1 << (8 * n)) - 1) << (8 * (STEM - n)) for n in range(STEM + 1)], dtype=np.int64
 )
 # A chunk's word entry is its row above its packed word.
 _ROW = 8 * STEM
+
+
+class Shapes(NamedTuple):
+    """features.shape(text, "en") and features.marks(text) of each text taken, as columns.
+
+    The marks as entries (ROWS[k], KEYS[k], COUNTS[k]), KEYS an Arrow string array, a
+    text's entries in the order features.marks() adds them to its dict.
+    """
+
+    sentences: NDArray[np.int64]
+    lengths: NDArray[np.float64]
+    rows: NDArray[np.int64]
+    keys: pa.StringArray
+    counts: NDArray[np.int64]
 
 
 class Taken(NamedTuple):
@@ -132,8 +150,71 @@ def fast(texts: Sequence[str]) -> NDArray[np.bool_]:
     return np.asarray(both.to_numpy(zero_copy_only=False), dtype=np.bool_)
 
 
-def english_terms(texts: Sequence[str]) -> Taken:
-    """terms.english_terms() of each of TEXTS, all of which fast() takes, column-wise."""
+def shaped(texts: Sequence[str]) -> NDArray[np.bool_]:
+    """Which of TEXTS shapes() takes: fast() ones without a pause (". . .").
+
+    features.shape() and marks() make a pause one character (not ASCII) first.
+    """
+    found = fast(texts)
+    paused = pc.match_substring(pa.array(texts, pa.string()), ". .")
+    found &= ~np.asarray(paused.to_numpy(zero_copy_only=False), dtype=np.bool_)
+    return found
+
+
+def shapes(texts: Sequence[str]) -> Shapes:
+    """features.shape(text, "en") and features.marks(text) of TEXTS, all of which shaped() takes.
+
+    Without a pause, a text is its own "paused" text, so what features._shape and
+    features._marks find in that is found in the text itself.
+    """
+    joined = ("\x00" + "\x00".join(texts) + "\x00").encode("ascii")
+    text = _bytes(np.frombuffer(joined, dtype=np.uint8))
+    data, sep, size = text.data, text.sep(), len(texts)
+    # Sentences: [.!?] before a space or the end (of the text stripped: the same ends).
+    space = text.has(_SPACE)
+    ending = np.isin(data, np.frombuffer(b".!?", dtype=np.uint8))
+    ends = np.flatnonzero(ending & _shifted(space | (data == _SEP), 1))
+    sentences = np.maximum(1, np.bincount(_rows(sep, ends), minlength=size))
+    # Length stripped: from the first character that is no space to the last.
+    solid = np.flatnonzero(~space & (data != _SEP))
+    first_at = np.searchsorted(solid, sep[:-1])
+    last_at = np.searchsorted(solid, sep[1:]) - 1
+    solid = np.append(solid, len(data))
+    lengths = np.where(first_at <= last_at, solid[np.maximum(last_at, 0)] - solid[first_at] + 1, 0)
+    # Marks: symbols (lower case), numbers of the plain text, brackets, "...".
+    symbol_starts, symbol_ends = _symbols(text)
+    plain = _replaced(text, symbol_starts, symbol_ends)
+    plain_sep = plain.sep()
+    number_starts, number_ends = _numbers(plain)
+    brackets = np.bincount(_rows(plain_sep, np.flatnonzero(plain.data == ord("("))), minlength=size)
+    dot = plain.data == ord(".")
+    dots = np.flatnonzero(dot & _shifted(dot, 1) & _shifted(dot, 2))
+    pausing = np.unique(_rows(plain_sep, dots))
+    bracketed = np.flatnonzero(brackets)
+    rows = np.concatenate(
+        [_rows(sep, symbol_starts), _rows(plain_sep, number_starts), bracketed, pausing]
+    )
+    keys = pa.concat_arrays(
+        [
+            _spans(data, symbol_starts, symbol_ends, "", lower=True),
+            _spans(plain.data, number_starts, number_ends, "#"),
+            pa.array(["("] * len(bracketed), pa.string()),
+            pa.array(["\u2026"] * len(pausing), pa.string()),
+        ]
+    )
+    counts = np.ones(len(rows), dtype=np.int64)
+    counts[len(rows) - len(pausing) - len(bracketed) : len(rows) - len(pausing)] = brackets[
+        bracketed
+    ]
+    return Shapes(sentences.astype(np.int64), lengths.astype(np.float64), rows, keys, counts)
+
+
+def english_terms(texts: Sequence[str], mapper: Mapper = map) -> Taken:
+    """terms.english_terms() of each of TEXTS, all of which fast() takes, column-wise.
+
+    The texts are taken a chunk at a time, the chunks by MAPPER (as `map`: a pool's runs
+    them on its processes).
+    """
     if not texts:
         return Taken(
             np.zeros(1, np.int64),
@@ -149,8 +230,8 @@ def english_terms(texts: Sequence[str]) -> Taken:
     words: list[_Entries] = []
     anchors: list[_Entries] = []
     spelt: list[pa.StringArray] = []
-    for start, end in itertools.pairwise(edges):
-        found = _chunk(texts[start:end])
+    chunks = [texts[start:end] for start, end in itertools.pairwise(edges)]
+    for start, found in zip(edges, mapper(_chunk, chunks), strict=False):
         # A chunk's anchors are numbered among its spellings: among all of them here.
         before = sum(map(len, spelt))
         words.append(found.words._replace(rows=found.words.rows + start))

@@ -161,29 +161,31 @@ def expand(
     return owner, rows
 
 
-# Fewer texts taken one by one than this are taken in the calling process: forking costs
-# more.
+# Fewer texts than this are taken in the calling process: forking costs more.
 PARALLEL_MIN = 20_000
 
 
 def _taken(texts: Sequence[str], workers: int) -> _Part:
     """english_terms() of each of TEXTS, rows in order.
 
-    ASCII texts at once (bytewise); the others one by one, on WORKERS processes when they
-    are many.
+    ASCII texts at once (bytewise), the others one by one; on WORKERS processes when
+    they are many.
     """
     fast = bytewise.fast(texts) if texts else np.zeros(0, np.bool_)
     quick = np.flatnonzero(fast)
     slow = np.flatnonzero(~fast)
-    parts = [_part(bytewise.english_terms([texts[n] for n in quick.tolist()]))]
+    ascii_ = [texts[n] for n in quick.tolist()]
     others = [texts[n] for n in slow.tolist()]
-    if workers <= 1 or len(others) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
-        parts.append(_terms_of(others))
+    if workers <= 1 or len(texts) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
+        parts = [_part(bytewise.english_terms(ascii_)), _terms_of(others)]
     else:
+        # The chunks of both kinds on the workers: those of texts taken one by one first
+        # (they take longest for their size), then those taken on their bytes.
         size = -(-len(others) // (4 * workers))
         chunks = [others[at : at + size] for at in range(0, len(others), size)]
-        with ProcessPoolExecutor(min(workers, len(chunks)), mp.get_context("fork")) as pool:
-            parts += list(pool.map(_terms_of, chunks))
+        with ProcessPoolExecutor(workers, mp.get_context("fork")) as pool:
+            alone = pool.map(_terms_of, chunks)
+            parts = [_part(bytewise.english_terms(ascii_, pool.map)), *alone]
     stacked = _stacked(parts)
     # Back in the order of TEXTS: the ASCII ones were first.
     rows = np.empty(len(texts), dtype=np.int64)
