@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pipeline.folding.translate import bytewise
+from pipeline.folding.translate.features import marks, shape
 from pipeline.folding.translate.terms import english_terms
 
 if TYPE_CHECKING:
@@ -86,6 +87,15 @@ PIECES = [
     "\x7f",
     "\x01",
     "~",
+    "...",
+    "..",
+    ". .",
+    "((",
+    "(1)",
+    "? ",
+    "!\n",
+    ".\t",
+    "end.",
 ]
 
 
@@ -102,14 +112,42 @@ def _same(texts: list[str]) -> None:
         ), text
 
 
+def _shaped(texts: list[str]) -> None:
+    """Each text's shape and marks as features.shape() and features.marks() give them.
+
+    A mark's entries add up (as MarkList.of adds them), in the order of the first.
+    """
+    found = bytewise.shapes(texts)
+    held: list[dict[str, int]] = [{} for _ in texts]
+    for row, key, count in zip(
+        found.rows.tolist(), found.keys.to_pylist(), found.counts.tolist(), strict=True
+    ):
+        held[row][key] = held[row].get(key, 0) + count
+    for n, text in enumerate(texts):
+        assert (int(found.sentences[n]), float(found.lengths[n])) == shape(text, "en"), text
+        assert list(held[n].items()) == list(marks(text).items()), text
+
+
+def _random(count: int, seed: int) -> list[str]:
+    generator = random.Random(seed)
+    return [
+        "".join(generator.choice(PIECES) for _ in range(generator.randint(0, 30)))
+        for _ in range(count)
+    ]
+
+
 def test_random_texts_of_the_patterns_edges() -> None:
     """Texts made of the pieces every pattern of features turns on, in random orders."""
-    generator = random.Random(62)
-    texts = [
-        "".join(generator.choice(PIECES) for _ in range(generator.randint(0, 30)))
-        for _ in range(3_000)
-    ]
-    _same(["", " ", "{T}", "Ab", " Ab", "a", *texts])
+    _same(["", " ", "{T}", "Ab", " Ab", "a", *_random(3_000, 62)])
+
+
+def test_shapes_and_marks_of_random_texts() -> None:
+    """The same texts' shapes and marks, those with a pause (". . .") left to features."""
+    texts = ["", " ", "{T}", "a.", "(", "...", *_random(3_000, 63)]
+    taken = bytewise.shaped(texts)
+    assert taken.sum() > 1_000
+    assert not taken[[". ." in text for text in texts]].any()
+    _shaped([text for text, ok in zip(texts, taken, strict=True) if ok])
 
 
 def test_real_english_texts() -> None:
