@@ -96,6 +96,18 @@ PIECES = [
     "!\n",
     ".\t",
     "end.",
+    "\u2019",
+    "it\u2019s",
+    "\u2014",
+    " \u2014 ",
+    "\u201cAb\u201d",
+    "x \u201cAb",
+    "\u00abAb\u00bb",
+    "\u2022 ",
+    "\u2212",
+    "\u22121",
+    "\u2013",
+    "\u2018",
 ]
 
 
@@ -137,8 +149,14 @@ def _random(count: int, seed: int) -> list[str]:
 
 
 def test_random_texts_of_the_patterns_edges() -> None:
-    """Texts made of the pieces every pattern of features turns on, in random orders."""
-    _same(["", " ", "{T}", "Ab", " Ab", "a", *_random(3_000, 62)])
+    """Texts made of the pieces every pattern of features turns on, in random orders.
+
+    Those with a curly quote or dash where a symbol might hold it are left out.
+    """
+    texts = ["", " ", "{T}", "Ab", " Ab", "a", *_random(3_000, 62)]
+    taken = bytewise.fast(texts)
+    assert taken.sum() > 2_000
+    _same([text for text, ok in zip(texts, taken, strict=True) if ok])
 
 
 def test_shapes_and_marks_of_random_texts() -> None:
@@ -177,12 +195,18 @@ def test_chunks_make_one_vocabulary(monkeypatch: pytest.MonkeyPatch) -> None:
     _same(texts)
 
 
-def test_what_is_not_ascii_or_holds_nul_is_left_to_english_terms() -> None:
-    """Only ASCII texts without NUL (the separator) are taken on their bytes."""
-    assert bytewise.fast(["plain", "caf\u00e9", "a\x00b", "\u2014", ""]).tolist() == [
-        True,
-        False,
-        False,
-        False,
-        True,
-    ]
+def test_what_is_taken_on_bytes() -> None:
+    """ASCII, curly quotes and dashes; no other character, no NUL, no quote in braces."""
+    texts = {
+        "plain": True,
+        "caf\u00e9": False,
+        "a\x00b": False,
+        "\u2014": True,
+        "": True,
+        "it\u2019s {T}": True,
+        "{T\u2019}": False,
+        "{1234567\u2019}": False,  # eight inside: a symbol
+        "{12345678\u2019}": True,  # nine: none
+        "\u2026": False,
+    }
+    assert bytewise.fast(list(texts)).tolist() == list(texts.values())
