@@ -5,11 +5,14 @@ from __future__ import annotations
 import mmap
 from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+
+    from numpy.typing import NDArray
 
 Column: TypeAlias = "pa.Array[Any] | pa.ChunkedArray[Any]"
 """An Arrow column of any type: one array, or a table's chunked one."""
@@ -31,6 +34,21 @@ def distinct_texts(column: Column) -> list[str]:
             seen.update(dict.fromkeys(strings(chunk.dictionary)))
         return list(seen)
     return strings(pc.unique(column))
+
+
+def in_order(column: pa.Array[Any]) -> tuple[list[str], NDArray[np.int64]]:
+    """A string array's distinct values in Python's order, and each value's place among them.
+
+    Only the distinct values are sorted, in Python: Python's order of strings (by code
+    point) is the one the values are kept in.
+    """
+    encoded: Any = pc.dictionary_encode(column)
+    distinct = [str(value) for value in encoded.dictionary.to_pylist()]
+    order = sorted(range(len(distinct)), key=distinct.__getitem__)
+    rank = np.zeros(len(distinct), dtype=np.int64)
+    rank[order] = np.arange(len(distinct), dtype=np.int64)
+    indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return [distinct[n] for n in order], rank[indices]
 
 
 def as_dictionary(column: Column) -> Dictionary:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -15,6 +15,8 @@ from pipeline.folding.translate.terms import TermTable, english_terms, term_tabl
 from pipeline.storage.terms import CACHE, FILE, KeptTerms
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pytest
 
 RAW = Path(__file__).resolve().parents[1] / "raw"
@@ -29,7 +31,8 @@ TEXTS = {
 def _same(first: TermTable, second: TermTable) -> bool:
     return (
         first.hashes == second.hashes
-        and first.terms == second.terms
+        and first.vocabulary == second.vocabulary
+        and np.array_equal(first.ids, second.ids)
         and np.array_equal(first.offsets, second.offsets)
         and np.array_equal(first.counts, second.counts)
         and np.array_equal(first.named, second.named)
@@ -39,7 +42,7 @@ def _same(first: TermTable, second: TermTable) -> bool:
 def test_kept_terms_round_trip(tmp_path: Path) -> None:
     """What a run keeps is what the next one loads, to the term; an empty text included."""
     table = term_table(TEXTS)
-    assert table.terms[: table.offsets[1]] == english_terms(TEXTS["a"])[0]
+    assert table.terms(0) == english_terms(TEXTS["a"])[0]
     assert table.offsets[-1] == table.offsets[-2]  # "c" holds no term
     kept = KeptTerms(tmp_path)
     assert kept.load() is None
@@ -51,44 +54,52 @@ def test_kept_terms_round_trip(tmp_path: Path) -> None:
 
 
 def test_a_term_is_one_string_however_many_texts_hold_it(tmp_path: Path) -> None:
-    """Built or loaded, a table holds one object per distinct term (the rest are repeats)."""
+    """Built or loaded, a table spells each distinct term once: its vocabulary, in order."""
     texts = {f"{n:02d}": f"Exiling a card with suspend isn't casting card {n}." for n in range(20)}
+    texts["ü"] = "Über-Exiling — a card with suspend."  # not ASCII: taken one by one
     table = term_table(texts)
     kept = KeptTerms(tmp_path)
     kept.save(table)
     loaded = kept.load()
     assert loaded is not None
     assert _same(loaded, table)
-    for terms in (table.terms, loaded.terms):
-        assert len(terms) > 4 * len(set(terms))
-        assert len({id(term) for term in terms}) == len(set(terms))
+    every = [term for n in range(len(texts)) for term in table.terms(n)]
+    assert len(every) > 4 * len(table.vocabulary)
+    assert table.vocabulary == sorted(set(every))
+    for n, text_hash in enumerate(table.hashes):
+        assert table.terms(n) == english_terms(texts[text_hash])[0]
 
 
 def test_terms_taken_on_workers_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Many new texts are taken on forked workers: the same table, one string a term."""
+    """Many texts that are not ASCII are taken on forked workers: the same table."""
     monkeypatch.setattr(terms_module, "PARALLEL_MIN", 1)
     texts = {
-        f"{n:03d}": f"If {{T}} Rift Bolt {n} is exiled, a card of {n % 7} is cast."
+        f"{n:03d}": f"If {{T}} Rift Bolt {n} is exiled, a card of {n % 7} is cast{'…' * (n % 2)}."
         for n in range(60)
     }
     texts |= TEXTS
     alone, forked = term_table(texts), term_table(texts, workers=2)
     assert _same(forked, alone)
-    assert len({id(term) for term in forked.terms}) == len(set(forked.terms))
     half = term_table(dict(list(texts.items())[:30]))
     assert _same(term_table(texts, half, workers=2), alone)
+    for n, text_hash in enumerate(alone.hashes):
+        found = english_terms(texts[text_hash])
+        first, last = alone.offsets[n], alone.offsets[n + 1]
+        assert alone.terms(n) == found[0]
+        assert alone.counts[first:last].tolist() == found[1]
+        assert alone.named[first:last].tolist() == found[2]
 
 
 def _texts_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts whose terms are taken from now on (english_terms' calls), as a list."""
+    """The texts whose terms are taken from now on, as a list."""
     read: list[str] = []
-    original = terms_module.english_terms
+    original = terms_module._taken
 
-    def counted(text: str) -> tuple[list[str], list[int], list[bool]]:
-        read.append(text)
-        return original(text)
+    def counted(texts: Sequence[str], workers: int) -> Any:
+        read.extend(texts)
+        return original(texts, workers)
 
-    monkeypatch.setattr(terms_module, "english_terms", counted)
+    monkeypatch.setattr(terms_module, "_taken", counted)
     return read
 
 

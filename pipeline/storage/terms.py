@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pipeline.columns import in_order
 from pipeline.folding.translate.terms import TERMS_VERSION, TermTable
 from pipeline.storage.layout import native_file
 
@@ -50,23 +50,22 @@ class KeptTerms:
             terms: Any = table["terms"].combine_chunks()
             offsets = terms.offsets.to_numpy().astype(np.int64)
             offsets -= offsets[0]
+            # The distinct terms in order, and each row's as their ids (a term repeats for
+            # every text that holds it).
+            vocabulary, ids = in_order(terms.flatten())
+            hashes = [str(text_hash) for text_hash in table["text_hash"].to_pylist()]
             counts: Any = table["counts"].combine_chunks()
             named: Any = table["named"].combine_chunks()
-            # One string object per distinct term (a term row repeats for every text).
-            encoded: Any = pc.dictionary_encode(terms.values)
-            distinct = [str(term) for term in encoded.dictionary.to_pylist()]
-            values = [distinct[i] for i in encoded.indices.to_numpy().tolist()]
-            hashes = [str(text_hash) for text_hash in table["text_hash"].to_pylist()]
-            count = counts.values.to_numpy().astype(np.int64)
-            flags = named.values.to_numpy(zero_copy_only=False).astype(np.bool_)
+            count = counts.flatten().to_numpy().astype(np.int64)
+            flags = named.flatten().to_numpy(zero_copy_only=False).astype(np.bool_)
         except (OSError, pa.ArrowException, KeyError, ValueError):
             return None  # unreadable: the run takes the terms from the texts again
         if (
             len(offsets) != len(hashes) + 1
-            or not len(count) == len(flags) == len(values) == offsets[-1]
+            or not len(count) == len(flags) == len(ids) == offsets[-1]
         ):
             return None
-        return TermTable(hashes, offsets, values, count, flags)
+        return TermTable(hashes, offsets, vocabulary, ids, count, flags)
 
     def save(self, terms: TermTable) -> None:
         """Keep TERMS in place of the terms kept before; a write that fails keeps nothing."""
@@ -74,7 +73,9 @@ class KeptTerms:
         table = pa.table(
             {
                 "text_hash": pa.array(terms.hashes, pa.string()),
-                "terms": pa.ListArray.from_arrays(offsets, pa.array(terms.terms, pa.string())),
+                "terms": pa.ListArray.from_arrays(
+                    offsets, pa.array(terms.vocabulary, pa.string()).take(terms.ids)
+                ),
                 "counts": pa.ListArray.from_arrays(offsets, pa.array(terms.counts, pa.int32())),
                 "named": pa.ListArray.from_arrays(offsets, pa.array(terms.named, pa.bool_())),
             }

@@ -22,8 +22,10 @@ from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+import pyarrow as pa
 from rapidfuzz import fuzz, process
 
+from pipeline.folding.translate import bytewise
 from pipeline.folding.translate.batch import MarkList
 from pipeline.folding.translate.card import (
     CARD_MIN_SCORE,
@@ -33,7 +35,7 @@ from pipeline.folding.translate.card import (
     VERSION_SIMILARITY,
 )
 from pipeline.folding.translate.features import MARK_COST, marks, shape
-from pipeline.folding.translate.index import expand
+from pipeline.folding.translate.terms import expand
 from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:
@@ -112,17 +114,19 @@ def fits(
 class _English:
     """What the decisions ask of an index's English texts, each text's taken once, as arrays.
 
-    Its shape (features.shape), marks (features.marks, numbered) and folded text
-    (normalize.fold).
+    Its shape (features.shape) and marks (features.marks, numbered), taken together for
+    every candidate; its folded text (normalize.fold), taken for the versions' ratios.
     """
 
     def __init__(self, index: EnglishIndex) -> None:
         size = len(index)
         self._index = index
+        # Which texts' shape and marks are taken.
         self.known = np.zeros(size, dtype=np.bool_)
         self.sentences = np.zeros(size, dtype=np.int64)
         self.lengths = np.zeros(size, dtype=np.float64)
         self.folded = np.empty(size, dtype=object)
+        self.is_folded = np.zeros(size, dtype=np.bool_)
         # Every mark met, numbered; and the marks of the texts taken, a table by text.
         self.ids = _Numbering()
         # How many marks each text taken holds: new texts' marks merge into the table.
@@ -138,11 +142,8 @@ class _English:
         # Taken here once, not through the index's own caches (dicts a text each, which the
         # one-text path fills): these arrays are all the decisions read.
         texts = [self._index.texts[d] for d in new.tolist()]
-        shapes = [shape(text, "en") for text in texts]
-        self.sentences[new] = [s for s, _ in shapes]
-        self.lengths[new] = [n for _, n in shapes]
-        self.folded[new] = [fold(text) for text in texts]
-        table = _mark_table([marks(text) for text in texts], self.ids)
+        sentences, lengths, table = _shaped(texts, self.ids)
+        self.sentences[new], self.lengths[new] = sentences, lengths
         # NEW ascending, each one's keys ascending: the new keys are sorted, and merge in.
         added = (np.repeat(new, np.diff(table.starts)) << 32) | table.keys
         held = self.marks
@@ -157,6 +158,46 @@ class _English:
             np.insert(held.known, at, added),
         )
         self.known[new] = True
+
+    def fold(self, docs: NDArray[np.int64]) -> NDArray[np.object_]:
+        """The folded texts of DOCS, each text folded once (only the versions' ratios ask)."""
+        new = np.unique(docs[~self.is_folded[docs]])
+        if len(new):
+            self.folded[new] = [fold(self._index.texts[d]) for d in new.tolist()]
+            self.is_folded[new] = True
+        found: NDArray[np.object_] = self.folded[docs]
+        return found
+
+
+def _shaped(
+    texts: list[str], ids: _Numbering
+) -> tuple[NDArray[np.int64], NDArray[np.float64], _MarkTable]:
+    """features.shape(text, "en") of each of TEXTS, and their marks as a table (IDS numbering).
+
+    The ASCII texts at once on their bytes (bytewise.shapes), the others one by one.
+    """
+    quick = bytewise.shaped(texts)
+    fast, slow = np.flatnonzero(quick), np.flatnonzero(~quick)
+    found = bytewise.shapes([texts[n] for n in fast.tolist()])
+    sentences = np.zeros(len(texts), dtype=np.int64)
+    lengths = np.zeros(len(texts), dtype=np.float64)
+    sentences[fast], lengths[fast] = found.sentences, found.lengths
+    alone = [texts[n] for n in slow.tolist()]
+    for n, (count, length) in zip(
+        slow.tolist(), (shape(text, "en") for text in alone), strict=True
+    ):
+        sentences[n], lengths[n] = count, length
+    held = [marks(text) for text in alone]
+    listed = MarkList.of(
+        len(texts),
+        np.concatenate([fast[found.rows], np.repeat(slow, np.fromiter(map(len, held), np.int64))]),
+        pa.concat_arrays([found.keys, pa.array([k for one in held for k in one], pa.string())]),
+        np.concatenate(
+            [found.counts, np.asarray([c for one in held for c in one.values()], np.int64)]
+        ),
+    )
+    every = np.arange(len(texts), dtype=np.int64)
+    return sentences, lengths, _listed_marks(listed, every, ids, once=True)
 
 
 _ENGLISH: weakref.WeakKeyDictionary[EnglishIndex, _English] = weakref.WeakKeyDictionary()
@@ -258,9 +299,15 @@ def _mark_table(marks: Sequence[Marks], ids: _Numbering) -> _MarkTable:
     return _table(starts, keys[order], counts[order])
 
 
-def _listed_marks(marks: MarkList, texts: NDArray[np.int64], ids: _Numbering) -> _MarkTable:
-    """The marks of TEXTS (ascending) of MARKS as a table, each mark numbered by IDS."""
-    numbered = ids.of_list(marks.names)
+def _listed_marks(
+    marks: MarkList, texts: NDArray[np.int64], ids: _Numbering, *, once: bool = False
+) -> _MarkTable:
+    """The marks of TEXTS (ascending) of MARKS as a table, each mark numbered by IDS.
+
+    ONCE: MARKS is asked once (its numbers are not kept for the next call, which would
+    forget the list asked before).
+    """
+    numbered = ids.of(marks.names) if once else ids.of_list(marks.names)
     wanted = np.zeros(marks.size, dtype=np.bool_)
     wanted[texts] = True
     held = wanted[marks.rows]
@@ -346,12 +393,10 @@ def similarities(
     width = len(index)
     pairs, at = np.unique(first * width + second, return_inverse=True)
     ones, others = np.divmod(pairs, width)
-    folded = _english(index)
-    folded.take(pairs // width)
-    folded.take(pairs % width)
+    english = _english(index)
     found = process.cpdist(
-        folded.folded[ones].tolist(),
-        folded.folded[others].tolist(),
+        english.fold(ones).tolist(),
+        english.fold(others).tolist(),
         scorer=fuzz.ratio,
         dtype=np.float64,
         score_cutoff=NEAR_DUPLICATE,

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.folding.translate.features import ANCHOR, features, marks, shape
-from pipeline.folding.translate.terms import TermTable, term_table
+from pipeline.folding.translate.terms import TermTable, expand, term_table
 from pipeline.text.normalize import fold
 
 if TYPE_CHECKING:
@@ -70,10 +70,10 @@ class EnglishIndex:
         self.position = {text_hash: i for i, text_hash in enumerate(self.hashes)}
         total = len(self.hashes)
         # Every term a text holds, by id (terms sorted): the rows of the cosine matrix.
-        self.names = sorted(set(self.terms.terms))
+        self.names = self.terms.vocabulary
         self.vocabulary = {term: n for n, term in enumerate(self.names)}
         width = len(self.names)
-        ids = np.asarray([self.vocabulary[term] for term in self.terms.terms], dtype=np.int64)
+        ids = self.terms.ids
         lengths = np.diff(self.terms.offsets)
         docs = np.repeat(np.arange(total, dtype=np.int64), lengths)
         frequency = np.bincount(ids, minlength=width).tolist()
@@ -1085,21 +1085,6 @@ def _text_rows(texts: sparse.csr_array, start: int, end: int) -> sparse.csr_arra
         (texts.data[first:last], texts.indices[first:last], texts.indptr[start : end + 1] - first),
         shape=(end - start, texts.shape[1]),
     )
-
-
-def expand(
-    bounds: NDArray[np.int64], pair_query: NDArray[np.int64]
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Each pair's copy of its query's rows: (pair of each row, row).
-
-    Rows of a table whose entry N is rows BOUNDS[N] to BOUNDS[N + 1], for each N of
-    PAIR_QUERY in turn.
-    """
-    starts, counts = bounds[pair_query], bounds[pair_query + 1] - bounds[pair_query]
-    owner = np.repeat(np.arange(len(pair_query), dtype=np.int64), counts)
-    before = np.cumsum(counts) - counts
-    rows = np.repeat(starts - before, counts) + np.arange(counts.sum(), dtype=np.int64)
-    return owner, rows
 
 
 class Query:

@@ -19,10 +19,10 @@ from pipeline.folding.translate.features import (
     shape,
     shape_similarity,
 )
-from pipeline.folding.translate.index import expand
 from pipeline.folding.translate.lexicon import Lexicon, shipped
 from pipeline.folding.translate.points import tables as _point_tables
 from pipeline.folding.translate.points import traits as batch_traits
+from pipeline.folding.translate.terms import expand
 from pipeline.folding.translate.units import Units, units_of
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
+from pipeline.folding.translate import bytewise
 from pipeline.folding.translate.features import english, prepare
 
 if TYPE_CHECKING:
@@ -30,19 +31,26 @@ TERMS_VERSION = 1
 class TermTable(NamedTuple):
     """The terms of texts by hash (sorted), column-wise.
 
-    Text N's terms are TERMS[OFFSETS[N]:OFFSETS[N + 1]], distinct and sorted, with how
-    often the text holds each (COUNTS) and whether it is one of its names (NAMED: capitalised
-    words inside sentences, which a translation may print translated).
+    Text N's terms are VOCABULARY[IDS[OFFSETS[N]:OFFSETS[N + 1]]], distinct and in order
+    (VOCABULARY is sorted, and holds only terms some text holds), with how often the text
+    holds each (COUNTS) and whether it is one of its names (NAMED: capitalised words inside
+    sentences, which a translation may print translated).
     """
 
     hashes: list[str]
     offsets: NDArray[np.int64]
-    terms: list[str]
+    vocabulary: list[str]
+    ids: NDArray[np.int64]
     counts: NDArray[np.int64]
     named: NDArray[np.bool_]
 
     def __len__(self) -> int:
         return len(self.hashes)
+
+    def terms(self, row: int) -> list[str]:
+        """Text ROW's terms, in order."""
+        first, last = int(self.offsets[row]), int(self.offsets[row + 1])
+        return [self.vocabulary[n] for n in self.ids[first:last].tolist()]
 
 
 class TermStore(Protocol):
@@ -68,80 +76,129 @@ def term_table(
 ) -> TermTable:
     """The terms of TEXTS ({hash: text}), taken from KNOWN where it holds the hash.
 
-    The texts KNOWN lacks are taken on WORKERS forked processes when they are many
-    (PARALLEL_MIN): taking a text's terms is most of building an index.
+    The texts KNOWN lacks are taken at once on their bytes where they are ASCII
+    (pipeline.folding.translate.bytewise), the others one by one, on WORKERS forked
+    processes when they are many (PARALLEL_MIN).
     """
     hashes = sorted(texts)
     where = {text_hash: n for n, text_hash in enumerate(known.hashes)} if known else {}
     new = [text_hash for text_hash in hashes if text_hash not in where]
     made = _taken([texts[text_hash] for text_hash in new], workers)
-    made_at = {text_hash: n for n, text_hash in enumerate(new)}
-    terms: list[str] = []
-    counts: list[NDArray[np.int64]] = []
-    named: list[NDArray[np.bool_]] = []
-    offsets = [0]
-    for text_hash in hashes:
-        row = where.get(text_hash)
-        table, at = (
-            (known, row) if known is not None and row is not None else (made, made_at[text_hash])
-        )
-        start, end = int(table.offsets[at]), int(table.offsets[at + 1])
-        terms += table.terms[start:end]
-        counts.append(table.counts[start:end])
-        named.append(table.named[start:end])
-        offsets.append(len(terms))
-    return TermTable(
-        hashes,
-        np.asarray(offsets, dtype=np.int64),
-        terms,
-        np.concatenate([np.zeros(0, np.int64), *counts]),
-        np.concatenate([np.zeros(0, np.bool_), *named]),
+    # Each text's row among KNOWN's, then the new ones' (after them).
+    base = len(known) if known is not None else 0
+    made_at = dict(zip(new, range(base, base + len(new)), strict=True))
+    rows = np.asarray([where.get(h, made_at.get(h, -1)) for h in hashes], dtype=np.int64)
+    parts = [made] if known is None else [_as_part(known), made]
+    return _table(hashes, _stacked(parts), rows)
+
+
+class _Part(NamedTuple):
+    """Terms of texts without hashes, rows in order (as TermTable)."""
+
+    offsets: NDArray[np.int64]
+    vocabulary: list[str]
+    ids: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    named: NDArray[np.bool_]
+
+
+def _as_part(table: TermTable) -> _Part:
+    return _Part(table.offsets, table.vocabulary, table.ids, table.counts, table.named)
+
+
+def _stacked(parts: Sequence[_Part]) -> _Part:
+    """PARTS' rows one after the other, their terms in one vocabulary."""
+    if len(parts) == 1:
+        return parts[0]
+    vocabulary = sorted(set().union(*(part.vocabulary for part in parts)))
+    at = {term: n for n, term in enumerate(vocabulary)}
+    ids = [
+        np.fromiter(map(at.__getitem__, part.vocabulary), np.int64, len(part.vocabulary))[part.ids]
+        for part in parts
+    ]
+    lengths = [np.diff(part.offsets) for part in parts]
+    offsets = np.zeros(1 + sum(map(len, lengths)), dtype=np.int64)
+    np.cumsum(np.concatenate(lengths), out=offsets[1:])
+    return _Part(
+        offsets,
+        vocabulary,
+        np.concatenate(ids),
+        np.concatenate([part.counts for part in parts]),
+        np.concatenate([part.named for part in parts]),
     )
 
 
-# Fewer new texts than this are taken in the calling process: forking costs more.
+def _table(hashes: list[str], part: _Part, rows: NDArray[np.int64]) -> TermTable:
+    """The TermTable of HASHES whose terms are PART's ROWS, its vocabulary cut to them."""
+    _, at = expand(part.offsets, rows)
+    lengths = part.offsets[rows + 1] - part.offsets[rows]
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    ids = part.ids[at]
+    held = np.zeros(len(part.vocabulary), dtype=np.bool_)
+    held[ids] = True
+    vocabulary = part.vocabulary
+    if not held.all():
+        kept = np.flatnonzero(held)
+        vocabulary = [vocabulary[n] for n in kept.tolist()]
+        renumbered = np.cumsum(held) - 1
+        ids = renumbered[ids]
+    return TermTable(hashes, offsets, vocabulary, ids, part.counts[at], part.named[at])
+
+
+def expand(
+    bounds: NDArray[np.int64], pair_query: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each pair's copy of its query's rows: (pair of each row, row).
+
+    Rows of a table whose entry N is rows BOUNDS[N] to BOUNDS[N + 1], for each N of
+    PAIR_QUERY in turn.
+    """
+    starts, counts = bounds[pair_query], bounds[pair_query + 1] - bounds[pair_query]
+    owner = np.repeat(np.arange(len(pair_query), dtype=np.int64), counts)
+    before = np.cumsum(counts) - counts
+    rows = np.repeat(starts - before, counts) + np.arange(counts.sum(), dtype=np.int64)
+    return owner, rows
+
+
+# Fewer texts than this are taken in the calling process: forking costs more.
 PARALLEL_MIN = 20_000
 
 
-def _taken(texts: Sequence[str], workers: int) -> TermTable:
-    """english_terms() of each of TEXTS as a TermTable (no hashes), on WORKERS processes.
+def _taken(texts: Sequence[str], workers: int) -> _Part:
+    """english_terms() of each of TEXTS, rows in order.
 
-    One string object per distinct term, however many texts hold it: the table holds a
-    term row for every (text, term), most of them repeats.
+    ASCII texts at once (bytewise), the others one by one; on WORKERS processes when
+    they are many.
     """
+    fast = bytewise.fast(texts) if texts else np.zeros(0, np.bool_)
+    quick = np.flatnonzero(fast)
+    slow = np.flatnonzero(~fast)
+    ascii_ = [texts[n] for n in quick.tolist()]
+    others = [texts[n] for n in slow.tolist()]
     if workers <= 1 or len(texts) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
-        parts = [_terms_of(texts)]
+        parts = [_part(bytewise.english_terms(ascii_)), _terms_of(others)]
     else:
-        size = -(-len(texts) // (4 * workers))
-        chunks = [texts[at : at + size] for at in range(0, len(texts), size)]
-        with ProcessPoolExecutor(min(workers, len(chunks)), mp.get_context("fork")) as pool:
-            parts = list(pool.map(_terms_of, chunks))
-    canonical: dict[str, str] = {}
-    terms: list[str] = []
-    lengths = []
-    for joined, part_lengths, _, _ in parts:
-        found = joined.split("\n") if joined else []
-        terms += map(canonical.setdefault, found, found)
-        lengths.append(part_lengths)
-    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.concatenate([np.zeros(0, np.int64), *lengths]), out=offsets[1:])
-    return TermTable(
-        [],
-        offsets,
-        terms,
-        np.concatenate([np.zeros(0, np.int64), *(part[2] for part in parts)]),
-        np.concatenate([np.zeros(0, np.bool_), *(part[3] for part in parts)]),
-    )
+        # The chunks of both kinds on the workers: those of texts taken one by one first
+        # (they take longest for their size), then those taken on their bytes.
+        size = -(-len(others) // (4 * workers))
+        chunks = [others[at : at + size] for at in range(0, len(others), size)]
+        with ProcessPoolExecutor(workers, mp.get_context("fork")) as pool:
+            alone = pool.map(_terms_of, chunks)
+            parts = [_part(bytewise.english_terms(ascii_, pool.map)), *alone]
+    stacked = _stacked(parts)
+    # Back in the order of TEXTS: the ASCII ones were first.
+    rows = np.empty(len(texts), dtype=np.int64)
+    rows[np.concatenate([quick, slow])] = np.arange(len(texts), dtype=np.int64)
+    return _as_part(_table([], stacked, rows))
 
 
-def _terms_of(
-    texts: Sequence[str],
-) -> tuple[str, NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
-    """english_terms() of TEXTS, packed to travel from a worker.
+def _part(taken: bytewise.Taken) -> _Part:
+    return _Part(taken.offsets, taken.vocabulary, taken.ids, taken.counts, taken.named)
 
-    The terms joined by newlines (no term holds one), each text's number of terms, the
-    counts, whether each is a name.
-    """
+
+def _terms_of(texts: Sequence[str]) -> _Part:
+    """english_terms() of TEXTS, one by one (packed to travel from a worker as arrays)."""
     terms: list[str] = []
     counts: list[int] = []
     named: list[bool] = []
@@ -152,9 +209,14 @@ def _terms_of(
         counts += mine[1]
         named += mine[2]
         lengths.append(len(mine[0]))
-    return (
-        "\n".join(terms),
-        np.asarray(lengths, dtype=np.int64),
+    vocabulary = sorted(set(terms))
+    at = {term: n for n, term in enumerate(vocabulary)}
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
+    return _Part(
+        offsets,
+        vocabulary,
+        np.fromiter(map(at.__getitem__, terms), np.int64, len(terms)),
         np.asarray(counts, dtype=np.int64),
         np.asarray(named, dtype=np.bool_),
     )

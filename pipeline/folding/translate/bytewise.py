@@ -1,0 +1,548 @@
+"""terms.english_terms() of many English texts at once, on their bytes: no Python per text or word.
+
+An English ruling is ASCII, or ASCII but for curly quotes, dashes, bullets and the minus
+sign, nearly always (all but 3% of the all-distinct benchmark's, all but 16 of the 16,965
+of the real files'). Those few characters (_INERT) are neither letters, digits nor spaces,
+NFKC and lower case leave them as they are, and no feature but a symbol can hold one: each
+is made one byte past ASCII. Then a byte is a character, NFKC leaves the text as it is
+(`features.prepare`), and `str.lower()` is ASCII's: the texts are one byte array, a NUL
+before each and after the last, and what each of `features`' patterns matches (leftmost,
+greedy, lookarounds) is worked out by numpy passes from the bytes' classes, which are
+`re`'s own (a table made by matching the very patterns against each character). A text
+holding any other character, NUL, or one of those inside a symbol's braces, is left to
+english_terms().
+
+A word feature is at most five lower-case letters: it is packed into an integer, big end
+first and padded with zeros, whose order is the words' order as strings, and a text's
+words are counted as integers; only each distinct feature of a chunk becomes a string. The
+anchors (symbols, numbers, capitalised words) are few, and made Arrow strings. The terms,
+counts and names are those english_terms() gives, text by text (tests/test_bytewise.py
+compares them on real texts and on random ones made of the patterns' edge cases).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from functools import cache
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.columns import in_order
+from pipeline.folding.translate import features as F  # noqa: N812 - its patterns, as F._WORD
+from pipeline.folding.translate.features import ANCHOR, MIN_NAME, STEM
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from numpy.typing import NDArray
+
+    # Runs a function over chunks of texts, as `map` (or a process pool's map) does.
+    Mapper = Callable[
+        [Callable[[Sequence[str]], "_Found"], Iterable[Sequence[str]]], Iterable["_Found"]
+    ]
+
+# Class bits of a byte (_classes).
+_LETTER = 1 << 0  # features._WORD's class, [^\W\d_]: A-Z and a-z in ASCII
+_DIGIT = 1 << 1  # \d: 0-9 in ASCII
+_SPACE = 1 << 2  # \s
+_UPPER = 1 << 3  # A-Z
+_LOWER = 1 << 4  # a-z
+# What features._CAPITALISED's lookbehind refuses two characters back; the separator too,
+# as a text's start has no character there.
+_NOT_BEFORE = 1 << 5
+# features._NUMBER's lookbehind refuses these (a text's start, the separator, it accepts).
+_ALNUM_DOT = 1 << 6
+# What ends features._SYMBOL's inside: a brace, a space, the end of the text.
+_STOP = 1 << 7
+_SEP = 0
+# About this many bytes of text are taken at a time: their arrays stay in cache-sized steps.
+_CHUNK_BYTES = 1 << 22
+# A span's first L bytes of the STEM packed: _MASKS[L].
+_MASKS = np.asarray(
+    [((1 << (8 * n)) - 1) << (8 * (STEM - n)) for n in range(STEM + 1)], dtype=np.int64
+)
+# A chunk's word entry is its row above its packed word.
+_ROW = 8 * STEM
+
+
+class Shapes(NamedTuple):
+    """features.shape(text, "en") and features.marks(text) of each text taken, as columns.
+
+    The marks as entries (ROWS[k], KEYS[k], COUNTS[k]), KEYS an Arrow string array, a
+    text's entries in the order features.marks() adds them to its dict.
+    """
+
+    sentences: NDArray[np.int64]
+    lengths: NDArray[np.float64]
+    rows: NDArray[np.int64]
+    keys: pa.StringArray
+    counts: NDArray[np.int64]
+
+
+class Taken(NamedTuple):
+    """english_terms() of each text taken, column-wise (terms.TermTable without hashes).
+
+    Text N's terms are VOCABULARY[IDS[OFFSETS[N]:OFFSETS[N + 1]]], in order (VOCABULARY is
+    sorted), with their COUNTS and whether each is a name (NAMED).
+    """
+
+    offsets: NDArray[np.int64]
+    vocabulary: list[str]
+    ids: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    named: NDArray[np.bool_]
+
+
+class _Entries(NamedTuple):
+    """(text, term) entries of one kind, by text then term: words or anchors."""
+
+    rows: NDArray[np.int64]
+    # A word's: packed (_packed); an anchor's: its spelling's index.
+    terms: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    named: NDArray[np.bool_]
+
+
+class _Found(NamedTuple):
+    """A chunk's word and anchor entries, and its anchors' spellings."""
+
+    words: _Entries
+    anchors: _Entries
+    spelt: pa.StringArray
+
+
+# Characters past ASCII taken here, as the bytes 0x80 on (_bytes_of), when they are what
+# _inert() asks.
+_INERT = "\u2018\u2019\u201c\u201d\u2013\u2014\u2022\u2212\u00ab\u00bb"
+
+
+@cache
+def _inert() -> dict[int, int]:
+    """_INERT's characters, each as its byte, the ones no feature can hold but as printed.
+
+    Neither a letter, a digit nor a space; the same in NFKC and in lower case. (Each of
+    _INERT is; a character that would not be is left out, so its texts go one by one.)
+    """
+    found = [
+        char
+        for char in _INERT
+        if not re.fullmatch(r"[\w\s]", char)
+        and unicodedata.normalize("NFKC", char) == char == char.lower()
+    ]
+    return {ord(char): 0x80 + n for n, char in enumerate(found)}
+
+
+def _bytes_of(texts: Sequence[str]) -> NDArray[np.uint8]:
+    """TEXTS as one byte a character, a NUL before each and after the last."""
+    joined = ("\x00" + "\x00".join(texts) + "\x00").translate(_inert())
+    return np.frombuffer(joined.encode("latin-1"), dtype=np.uint8)
+
+
+@cache
+def _classes() -> NDArray[np.uint8]:
+    """Each byte's classes, by `re` matching features' own patterns against its character."""
+    flags = np.zeros(256, dtype=np.uint8)
+    chars = {code: chr(code) for code in range(128)}
+    chars |= {byte: chr(code) for code, byte in _inert().items()}
+    for code, char in chars.items():
+        for pattern, bit in (
+            (F._WORD.pattern, _LETTER),  # noqa: SLF001 - the patterns the one-text path runs
+            (r"\d", _DIGIT),
+            (r"\s", _SPACE),
+            ("[A-Z]", _UPPER),
+            ("[a-z]", _LOWER),
+            ('[\\s.!?:;("\u201e\u201c\u00ab\u300c]', _NOT_BEFORE),
+            ("[A-Za-z0-9.]", _ALNUM_DOT),
+            (r"[{}\s]", _STOP),
+        ):
+            if re.fullmatch(pattern, char):
+                flags[code] |= bit
+    flags[_SEP] = _NOT_BEFORE | _STOP
+    return flags
+
+
+@cache
+def _lower() -> NDArray[np.uint8]:
+    table = np.arange(256, dtype=np.uint8)
+    table[ord("A") : ord("Z") + 1] += ord("a") - ord("A")
+    return table
+
+
+def fast(texts: Sequence[str]) -> NDArray[np.bool_]:
+    """Which of TEXTS are taken here.
+
+    Those of ASCII and _inert() characters, without NUL (the separator), and without one
+    of _inert() where a symbol may hold it (within eight characters after "{": a symbol's
+    spelling is made of its bytes).
+    """
+    column = pa.array(texts, pa.string())
+    inert = "".join(map(chr, _inert()))
+    other = pc.match_substring_regex(column, f"[^\\x{{01}}-\\x{{7f}}{inert}]")
+    braced = pc.match_substring_regex(column, f"\\{{[^{{}}\\s]{{0,7}}[{inert}]") if inert else other
+    left = pc.or_(other, braced)
+    return ~np.asarray(left.to_numpy(zero_copy_only=False), dtype=np.bool_)
+
+
+def shaped(texts: Sequence[str]) -> NDArray[np.bool_]:
+    """Which of TEXTS shapes() takes: fast() ones without a pause (". . .").
+
+    features.shape() and marks() make a pause one character (not ASCII) first.
+    """
+    found = fast(texts)
+    paused = pc.match_substring(pa.array(texts, pa.string()), ". .")
+    found &= ~np.asarray(paused.to_numpy(zero_copy_only=False), dtype=np.bool_)
+    return found
+
+
+def shapes(texts: Sequence[str]) -> Shapes:
+    """features.shape(text, "en") and features.marks(text) of TEXTS, all of which shaped() takes.
+
+    Without a pause, a text is its own "paused" text, so what features._shape and
+    features._marks find in that is found in the text itself.
+    """
+    text = _bytes(_bytes_of(texts))
+    data, sep, size = text.data, text.sep(), len(texts)
+    # Sentences: [.!?] before a space or the end (of the text stripped: the same ends).
+    space = text.has(_SPACE)
+    ending = np.isin(data, np.frombuffer(b".!?", dtype=np.uint8))
+    ends = np.flatnonzero(ending & _shifted(space | (data == _SEP), 1))
+    sentences = np.maximum(1, np.bincount(_rows(sep, ends), minlength=size))
+    # Length stripped: from the first character that is no space to the last.
+    solid = np.flatnonzero(~space & (data != _SEP))
+    first_at = np.searchsorted(solid, sep[:-1])
+    last_at = np.searchsorted(solid, sep[1:]) - 1
+    solid = np.append(solid, len(data))
+    lengths = np.where(first_at <= last_at, solid[np.maximum(last_at, 0)] - solid[first_at] + 1, 0)
+    # Marks: symbols (lower case), numbers of the plain text, brackets, "...".
+    symbol_starts, symbol_ends = _symbols(text)
+    plain = _replaced(text, symbol_starts, symbol_ends)
+    plain_sep = plain.sep()
+    number_starts, number_ends = _numbers(plain)
+    brackets = np.bincount(_rows(plain_sep, np.flatnonzero(plain.data == ord("("))), minlength=size)
+    dot = plain.data == ord(".")
+    dots = np.flatnonzero(dot & _shifted(dot, 1) & _shifted(dot, 2))
+    pausing = np.unique(_rows(plain_sep, dots))
+    bracketed = np.flatnonzero(brackets)
+    rows = np.concatenate(
+        [_rows(sep, symbol_starts), _rows(plain_sep, number_starts), bracketed, pausing]
+    )
+    keys = pa.concat_arrays(
+        [
+            _spans(data, symbol_starts, symbol_ends, "", lower=True),
+            _spans(plain.data, number_starts, number_ends, "#"),
+            pa.array(["("] * len(bracketed), pa.string()),
+            pa.array(["\u2026"] * len(pausing), pa.string()),
+        ]
+    )
+    counts = np.ones(len(rows), dtype=np.int64)
+    counts[len(rows) - len(pausing) - len(bracketed) : len(rows) - len(pausing)] = brackets[
+        bracketed
+    ]
+    return Shapes(sentences.astype(np.int64), lengths.astype(np.float64), rows, keys, counts)
+
+
+def english_terms(texts: Sequence[str], mapper: Mapper = map) -> Taken:
+    """terms.english_terms() of each of TEXTS, all of which fast() takes, column-wise.
+
+    The texts are taken a chunk at a time, the chunks by MAPPER (as `map`: a pool's runs
+    them on its processes).
+    """
+    if not texts:
+        return Taken(
+            np.zeros(1, np.int64),
+            [],
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.bool_),
+        )
+    sizes = np.fromiter(map(len, texts), np.int64, len(texts)) + 1
+    # Chunks of about _CHUNK_BYTES, each holding one text at least.
+    firsts = np.searchsorted(np.cumsum(sizes), np.arange(0, int(sizes.sum()), _CHUNK_BYTES))
+    edges = [*np.unique(firsts).tolist(), len(texts)]
+    words: list[_Entries] = []
+    anchors: list[_Entries] = []
+    spelt: list[pa.StringArray] = []
+    chunks = [texts[start:end] for start, end in itertools.pairwise(edges)]
+    for start, found in zip(edges, mapper(_chunk, chunks), strict=False):
+        # A chunk's anchors are numbered among its spellings: among all of them here.
+        before = sum(map(len, spelt))
+        words.append(found.words._replace(rows=found.words.rows + start))
+        anchors.append(
+            found.anchors._replace(
+                rows=found.anchors.rows + start, terms=found.anchors.terms + before
+            )
+        )
+        spelt.append(found.spelt)
+    # One vocabulary: the words in order (as packed), then the anchors in order.
+    word = _joined(words)
+    # The distinct words of all the chunks from those of each (fewer than their entries).
+    distinct_words = np.unique(np.concatenate([np.unique(part.terms) for part in words]))
+    word_ids = np.searchsorted(distinct_words, word.terms)
+    spellings, places = in_order(pa.concat_arrays(spelt))
+    anchor = _joined(anchors)
+    anchor = anchor._replace(terms=len(distinct_words) + places[anchor.terms])
+    # Each text's terms in order: its words (by code, so in order), then its anchors (whose
+    # ids are all higher, put in order), each entry put in its place.
+    by_id = np.lexsort((anchor.terms, anchor.rows))
+    anchor = _Entries(
+        anchor.rows[by_id], anchor.terms[by_id], anchor.counts[by_id], anchor.named[by_id]
+    )
+    held = np.bincount(word.rows, minlength=len(texts))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(held + np.bincount(anchor.rows, minlength=len(texts)), out=offsets[1:])
+    # An entry's place: its row's first, plus how many of its kind come before it in the
+    # row (and, for an anchor, the row's words).
+    word_at = np.arange(len(word.rows)) + (offsets[:-1] - (np.cumsum(held) - held))[word.rows]
+    anchor_held = offsets[1:] - offsets[:-1] - held
+    anchor_at = (
+        np.arange(len(anchor.rows))
+        + (offsets[:-1] + held - (np.cumsum(anchor_held) - anchor_held))[anchor.rows]
+    )
+    ids = np.empty(int(offsets[-1]), dtype=np.int64)
+    counts = np.empty(len(ids), dtype=np.int64)
+    named = np.empty(len(ids), dtype=np.bool_)
+    for at, entries, entry_ids in ((word_at, word, word_ids), (anchor_at, anchor, anchor.terms)):
+        ids[at], counts[at], named[at] = entry_ids, entries.counts, entries.named
+    return Taken(offsets, _spelling(distinct_words) + spellings, ids, counts, named)
+
+
+def _joined(parts: Sequence[_Entries]) -> _Entries:
+    """PARTS' entries one after the other."""
+    return _Entries(*(np.concatenate(column) for column in zip(*parts, strict=True)))
+
+
+def _spelling(codes: NDArray[np.int64]) -> list[str]:
+    """The words packed as CODES (_packed), as strings."""
+    shifted = (codes << (8 * (8 - STEM))).astype(">u8")
+    spelt: list[str] = np.frombuffer(shifted.tobytes(), dtype="S8").astype("U8").tolist()
+    return spelt
+
+
+class _Bytes(NamedTuple):
+    """Texts as bytes, a NUL before each and after the last, and each byte's classes."""
+
+    data: NDArray[np.uint8]
+    flags: NDArray[np.uint8]
+
+    def has(self, bit: int) -> NDArray[np.bool_]:
+        found: NDArray[np.bool_] = (self.flags & bit) != 0
+        return found
+
+    def sep(self) -> NDArray[np.int64]:
+        return np.flatnonzero(self.data == _SEP)
+
+
+def _bytes(data: NDArray[np.uint8]) -> _Bytes:
+    return _Bytes(data, _classes()[data])
+
+
+def _chunk(texts: Sequence[str]) -> _Found:
+    """The word and anchor entries of TEXTS (a chunk), and the anchors' spellings.
+
+    As features.english() finds them; an anchor entry's term is its spelling's index.
+    """
+    text = _bytes(_bytes_of(texts))
+    # Symbols are found in the text; the rest in its plain text, each symbol one space.
+    symbol_starts, symbol_ends = _symbols(text)
+    plain = _replaced(text, symbol_starts, symbol_ends)
+    plain_sep = plain.sep()
+    number_starts, number_ends = _numbers(plain)
+    capital_starts, capital_ends = _capitalised(plain)
+    # A text's names are its capitalised words as printed, symbols and all.
+    printed = text if len(symbol_starts) else plain
+    name_starts, name_ends = (
+        _capitalised(text) if len(symbol_starts) else (capital_starts, capital_ends)
+    )
+    # Words: letter runs of two or more of the plain text without its numbers (only a
+    # number's last letter, as in 702.62a, is a letter), their first STEM letters.
+    letter = plain.has(_LETTER)
+    letter[number_ends - 1] = False
+    word_starts = np.flatnonzero(letter & ~_shifted(letter, -1))
+    word_ends = np.flatnonzero(letter & ~_shifted(letter, 1)) + 1
+    long = word_ends - word_starts >= 2  # noqa: PLR2004 - features._STEMS_EN drops a one-letter word
+    word_starts, word_ends = word_starts[long], word_ends[long]
+    word_rows = _rows(plain_sep, word_starts)
+    lowered = _lowered(plain.data)
+    word_codes = _packed(lowered, word_starts, word_ends)
+    # Anchors: symbols (lower case), numbers, capitalised words of MIN_NAME letters or more.
+    named = capital_ends - capital_starts >= MIN_NAME
+    anchor_rows = np.concatenate(
+        [
+            _rows(text.sep(), symbol_starts),
+            _rows(plain_sep, number_starts),
+            _rows(plain_sep, capital_starts[named]),
+        ]
+    )
+    anchors = pa.concat_arrays(
+        [
+            _spans(text.data, symbol_starts, symbol_ends, ANCHOR, lower=True),
+            _spans(plain.data, number_starts, number_ends, ANCHOR + "#"),
+            _spans(
+                plain.data, capital_starts[named], capital_ends[named], ANCHOR + "@", lower=True
+            ),
+        ]
+    )
+    # Each text's distinct words (packed) and anchors (their distinct spellings' indices).
+    encoded: Any = pc.dictionary_encode(anchors)
+    spelt: pa.StringArray = encoded.dictionary
+    width = max(1, len(spelt))
+    indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    word_keys, word_counts = np.unique((word_rows << _ROW) | word_codes, return_counts=True)
+    anchor_keys, anchor_counts = np.unique(anchor_rows * width + indices, return_counts=True)
+    # Which are names: each name's first STEM letters, and the name itself from MIN_NAME.
+    name_rows = _rows(printed.sep(), name_starts)
+    name_words = (name_rows << _ROW) | _packed(
+        _lowered(text.data) if len(symbol_starts) else lowered, name_starts, name_ends
+    )
+    long_names = name_ends - name_starts >= MIN_NAME
+    names = _spans(
+        printed.data, name_starts[long_names], name_ends[long_names], ANCHOR + "@", lower=True
+    )
+    spelling = np.asarray(
+        pc.index_in(names, value_set=spelt).fill_null(-1).to_numpy(zero_copy_only=False),
+        dtype=np.int64,
+    )
+    known = spelling >= 0
+    name_anchors = name_rows[long_names][known] * width + spelling[known]
+    return _Found(
+        _Entries(
+            word_keys >> _ROW,
+            word_keys & ((1 << _ROW) - 1),
+            word_counts.astype(np.int64),
+            np.isin(word_keys, name_words),
+        ),
+        _Entries(
+            anchor_keys // width,
+            anchor_keys % width,
+            anchor_counts.astype(np.int64),
+            np.isin(anchor_keys, name_anchors),
+        ),
+        spelt,
+    )
+
+
+def _shifted(mask: NDArray[np.bool_], by: int) -> NDArray[np.bool_]:
+    """MASK at each position's BY-th neighbour (BY < 0: before), False past the ends."""
+    found = np.zeros_like(mask)
+    if by > 0:
+        found[:-by] = mask[by:]
+    else:
+        found[-by:] = mask[:by]
+    return found
+
+
+def _end(mask: NDArray[np.bool_], at: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The end of the run of MASK each of AT is in (AT itself where MASK does not hold)."""
+    ends = np.flatnonzero(mask & ~_shifted(mask, 1)) + 1
+    if not len(ends):
+        return at
+    found = ends[np.minimum(np.searchsorted(ends, at, side="right"), len(ends) - 1)]
+    return np.where(mask[at], found, at)
+
+
+def _rows(sep: NDArray[np.int64], starts: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The text each position of STARTS is in (SEP: the separators' positions)."""
+    return np.searchsorted(sep, starts, side="right") - 1
+
+
+def _symbols(text: _Bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """features._SYMBOL's matches: { then 1 to 8 bytes but braces and spaces, then }."""
+    data = text.data
+    opening = np.flatnonzero(data == ord("{"))
+    stops = np.flatnonzero(text.has(_STOP))
+    close = stops[np.searchsorted(stops, opening + 1)]
+    held = (data[close] == ord("}")) & (close - opening >= 2) & (close - opening <= 9)  # noqa: PLR2004
+    return opening[held], close[held] + 1
+
+
+def _replaced(text: _Bytes, starts: NDArray[np.int64], ends: NDArray[np.int64]) -> _Bytes:
+    """TEXT with each span [STARTS, ENDS) (apart) made one space."""
+    if not len(starts):
+        return text
+    marks = np.zeros(len(text.data) + 1, dtype=np.int8)
+    marks[starts + 1] = 1
+    marks[ends] -= 1
+    data = text.data.copy()
+    data[starts] = ord(" ")
+    return _bytes(data[np.cumsum(marks[:-1], dtype=np.int8) == 0])
+
+
+def _numbers(text: _Bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """features._NUMBER's matches: digits not after [A-Za-z0-9.], a fraction, no digit after."""
+    digit = text.has(_DIGIT)
+    starts = np.flatnonzero(digit & ~_shifted(text.has(_ALNUM_DOT), -1))
+    ends = _end(digit, starts)
+    data = text.data
+    last = len(data) - 1
+    # A fraction: "." and digits, then a lower-case letter that no digit follows.
+    dot = (data[ends] == ord(".")) & digit[np.minimum(ends + 1, last)]
+    fraction = _end(digit, np.minimum(ends + 1, last))
+    letter = text.has(_LOWER)[fraction] & ~digit[np.minimum(fraction + 1, last)]
+    return starts, np.where(dot, np.where(letter, fraction + 1, fraction), ends)
+
+
+def _capitalised(text: _Bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """features._CAPITALISED's matches: [A-Z][a-z]+ after a space after no end of sentence."""
+    lower = text.has(_LOWER)
+    starts = np.flatnonzero(
+        text.has(_UPPER)
+        & _shifted(lower, 1)
+        & _shifted(text.has(_SPACE), -1)
+        & _shifted(~text.has(_NOT_BEFORE), -2)
+    )
+    return starts, _end(lower, starts + 1)
+
+
+def _packed(
+    lowered: NDArray[np.uint8], starts: NDArray[np.int64], ends: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """The first STEM bytes of each span [STARTS, ENDS) of LOWERED, packed big end first.
+
+    LOWERED is the bytes in lower case, and eight zeros past them (_lowered).
+    """
+    # The eight bytes from each position as one big-endian integer (a view, no copy).
+    windows = np.ndarray((len(lowered) - 8,), dtype=">i8", buffer=lowered, strides=(1,))
+    head: NDArray[np.int64] = windows[starts].astype(np.int64) >> (8 * (8 - STEM))
+    # ASCII bytes: the top bit is never set, so the shift brings in no sign.
+    packed: NDArray[np.int64] = head & _MASKS[np.minimum(ends - starts, STEM)]
+    return packed
+
+
+def _lowered(data: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """DATA in lower case, and eight zeros past it (for _packed's windows)."""
+    lowered = np.zeros(len(data) + 8, dtype=np.uint8)
+    lowered[: len(data)] = _lower()[data]
+    return lowered
+
+
+def _spans(
+    data: NDArray[np.uint8],
+    starts: NDArray[np.int64],
+    ends: NDArray[np.int64],
+    prefix: str,
+    *,
+    lower: bool = False,
+) -> pa.StringArray:
+    """PREFIX and each span [STARTS, ENDS) of DATA (ASCII), as an Arrow string column."""
+    head = np.frombuffer(prefix.encode("utf-8"), dtype=np.uint8)
+    lengths = ends - starts
+    sizes = lengths + len(head)
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    out[(offsets[:-1, None] + np.arange(len(head), dtype=np.int64)).reshape(-1)] = np.tile(
+        head, len(starts)
+    )
+    total = int(lengths.sum())
+    before = np.cumsum(lengths) - lengths
+    step = np.arange(total, dtype=np.int64) - np.repeat(before, lengths)
+    chars = data[np.repeat(starts, lengths) + step]
+    out[np.repeat(offsets[:-1] + len(head), lengths) + step] = _lower()[chars] if lower else chars
+    return pa.StringArray.from_buffers(
+        len(starts), pa.py_buffer(offsets.astype(np.int32).tobytes()), pa.py_buffer(out.tobytes())
+    )
