@@ -417,10 +417,11 @@ class EnglishIndex:
         # same products in the same (term) order, so the cosines are the same bits.
         terms, column = np.unique(bags.indices, return_inverse=True)
         # Cutting the texts to those terms walks every entry of the index: it pays when the
-        # other terms hold many entries and the batch many queries (_CUT_COST), and when
-        # the queries' columns over the whole vocabulary would not stay in cache. Otherwise
-        # the whole index is multiplied, the other terms' zeros adding exact zeros to every
-        # sum (the same bits).
+        # other terms hold many entries and the batch many queries (_CUT_COST), or when the
+        # queries' columns over the whole vocabulary would hold more than _COSINE_CELLS:
+        # they leave the cache (98,875 terms by 128 queries: each entry of the whole index
+        # took 1.5 times as long as one of the cut index). Otherwise the whole index is
+        # multiplied, the other terms' zeros adding exact zeros to every sum (the same bits).
         others = by_text.nnz - int(self._held[terms].sum())
         width = by_text.shape[1]
         whole = others * size < _CUT_COST * by_text.nnz and width * size <= _COSINE_CELLS
@@ -433,7 +434,7 @@ class EnglishIndex:
         # block of texts a row is taken in. Each block's best of each query, then the best
         # of those: the best of all (_best's order is by value, then row).
         block = max(1, _COSINE_CELLS // size)
-        found = []
+        found: list[_Top] = []
         for start in range(0, len(self), block):
             texts = _text_rows(by_text, start, min(len(self), start + block))
             cosine = (texts if whole else texts[:, terms]) @ columns
@@ -1077,7 +1078,7 @@ def _lists(found: _Top, queries: int) -> list[list[int]]:
 
 
 def _text_rows(texts: sparse.csr_array, start: int, end: int) -> sparse.csr_array:
-    """Rows START to END of TEXTS, their arrays shared (a slice would copy them)."""
+    """Rows START to END of TEXTS, made of slices of its arrays (scipy's row slice costs more)."""
     from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
 
     first, last = int(texts.indptr[start]), int(texts.indptr[end])

@@ -257,7 +257,7 @@ def _link_step(
     index: EnglishIndex,
     lexicon: Lexicon,
     *,
-    min_score: float,  # noqa: ARG001 - LATER decides with it (the same hook as reference.link_step)
+    min_score: float,  # noqa: ARG001 - LATER's; the signature of reference.link_step, put in its place
     min_margin: float,
     later: _Later,
 ) -> list[Link | None]:
@@ -303,7 +303,8 @@ class _Later:
         """Texts ROWS of STEP are to rank: ranked now if _RANKED texts are waiting.
 
         Those waiting are ranked first if with ROWS they would be more than _RANKED: past
-        it, a product's queries cost each more again (their columns leave the cache).
+        it, a product's queries cost each no less, or more (the dumps': 1.2 times as much
+        at 466 as at 233).
         """
         if not len(rows):
             return
