@@ -155,3 +155,26 @@ def test_vectorised_links_are_the_per_text_links(monkeypatch: pytest.MonkeyPatch
     assert _linked(asked, EnglishIndex(pool)) == vectorised
     assert len(asked) == 3_219 + 140
     assert sum(link.original is not None for link in vectorised) > 1_000
+
+
+def test_texts_ranked_many_steps_at_once_link_as_a_step_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The shortlists of several steps' texts in one product: the links of each step's alone.
+
+    The held-out sample's translations, of no card (each is ranked among all), in steps of a
+    few texts: ranked a step at a time (_RANKED 1), a few steps at once, or all at once.
+    """
+    rows = [json.loads(line) for line in _SAMPLE.read_text(encoding="utf-8").splitlines()]
+    pool = {text_hash(row["text"]): row["text"] for row in rows if row["lang"] == "en"}
+    asked: list[Any] = [
+        (row["text"], row["lang"], [set()], [None]) for row in rows if row["lang"] != "en"
+    ][:400]
+    index = EnglishIndex(pool)
+    monkeypatch.setattr(link_module, "_BATCH_CELLS", 16 * max(len(index), len(index.vocabulary)))
+    found = []
+    for ranked in (1, 50, 10_000):
+        monkeypatch.setattr(link_module, "_RANKED", ranked)
+        found.append(_linked(asked, index))
+    assert found[0] == found[1] == found[2]
+    assert sum(link.original is not None for link in found[0]) > 20

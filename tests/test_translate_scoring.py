@@ -78,6 +78,28 @@ def test_shortlists_are_the_cosines_term_by_term(
     assert index.shortlists(queries, 20, rows) == _best_by_sorting(cosine, 20)
 
 
+def test_shortlists_of_several_batches_in_blocks_are_each_batch_s(
+    sample: tuple[EnglishIndex, list[tuple[str, str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two batches' shortlists in one product, the texts in blocks of any size: the same lists.
+
+    A block's best of each query, then the best of the blocks': the same rows in the same
+    order (value, then row) as the whole matrix's, and the same as each batch's alone.
+    """
+    index, foreign = sample
+    first, second = (
+        index.queries(foreign[:120], shipped()),
+        index.queries(foreign[120:300], shipped()),
+    )
+    first_rows, second_rows = list(range(0, 120, 2)), list(range(1, 180, 3))
+    alone = index.shortlists(first, 20, first_rows) + index.shortlists(second, 20, second_rows)
+    assert sum(map(len, alone)) > 20 * len(alone) / 2
+    for cells in (1, 5_000, 1 << 22):
+        monkeypatch.setattr(index_module, "_COSINE_CELLS", cells)
+        together = index.shortlists([(first, first_rows), (second, second_rows)], 20)
+        assert together == alone
+
+
 def _pairs(queries: Queries, texts: int, seed: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Each query with a dozen random texts (some twice, some of no shared term)."""
     rng = random.Random(seed)

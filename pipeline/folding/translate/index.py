@@ -47,6 +47,9 @@ _CUT_COST = 24
 # The blocks of English texts whose best cosines bound a shortlist's lowest from below
 # (_best): enough that a column's best texts are mostly in blocks of their own.
 _BLOCKS = 256
+# The cosines shortlists() holds at once (texts by queries): the texts are taken in blocks of
+# as many rows, so memory stays bounded however many queries share a product.
+_COSINE_CELLS = 1 << 22
 
 
 class EnglishIndex:
@@ -367,17 +370,32 @@ class EnglishIndex:
         )
 
     def shortlists(
-        self, queries: Queries, count: int, rows: Sequence[int] | None = None
+        self,
+        queries: Queries | Sequence[tuple[Queries, Sequence[int]]],
+        count: int,
+        rows: Sequence[int] | None = None,
     ) -> list[list[int]]:
         """The COUNT English texts of best cosine with each query (at ROWS), best first.
 
-        One product of the texts (rows, sparse) with the batch's bags (columns, dense): it
-        walks the index once for the whole batch, where a sparse product walks a term's
-        texts once per query holding it. In single precision: the cosine only shortlists,
-        coverage (in double) ranks the shortlist. The best are found by _best().
+        QUERIES may be several batches, each with its rows: (queries, rows) pairs, whose
+        shortlists come in turn. One product of the texts (rows, sparse) with the bags
+        (columns, dense): it walks the index once for all of them, where a sparse product
+        walks a term's texts once per query holding it, and the walk costs per entry of the
+        index more than per query: the more queries a product holds, the less each costs.
+        In single precision: the cosine only shortlists, coverage (in double) ranks the
+        shortlist. The best are found by _best(), in blocks of texts (_COSINE_CELLS).
         """
-        every = rows is None or list(rows) == list(range(queries.size))
-        bags = queries.bags if every else queries.bags[np.asarray(rows, dtype=np.int64)]
+        from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
+
+        asked = [(queries, rows)] if isinstance(queries, Queries) else queries
+        parts = [
+            batch.bags
+            if picked is None or list(picked) == list(range(batch.size))
+            else batch.bags[np.asarray(picked, dtype=np.int64)]
+            for batch, picked in asked
+        ]
+        # One under another: each row's entries as they are.
+        bags = parts[0] if len(parts) == 1 else sparse.vstack(parts, format="csr")
         size = bags.shape[0]
         if not len(self) or not size:
             return [[] for _ in range(size)]
@@ -385,26 +403,44 @@ class EnglishIndex:
             # The texts as rows, each one's terms in order.
             by_text = self.matrix.T.tocsr().astype(np.float32)
             by_text.sort_indices()
-            self._by_text = by_text
+            # In 32 bits where they fit: a block of its rows (_text_rows) is made without
+            # scipy checking whether its 64-bit arrays would fit, and cut faster.
+            small = np.int32 if by_text.nnz <= np.iinfo(np.int32).max else np.int64
+            self._by_text = sparse.csr_array(
+                (by_text.data, by_text.indices.astype(small), by_text.indptr.astype(small)),
+                shape=by_text.shape,
+            )
             # How many texts hold each term.
             self._held = np.diff(self.matrix.indptr)
+        by_text = self._by_text
         # Only the terms the bags hold: the others' products are 0, and each sum adds the
         # same products in the same (term) order, so the cosines are the same bits.
         terms, column = np.unique(bags.indices, return_inverse=True)
         # Cutting the texts to those terms walks every entry of the index: it pays when the
-        # other terms hold many entries and the batch many queries (_CUT_COST). Otherwise
-        # the whole index is multiplied, the other terms' zeros adding exact zeros to every
-        # sum (the same bits).
-        others = self._by_text.nnz - int(self._held[terms].sum())
-        whole = others * size < _CUT_COST * self._by_text.nnz
-        columns = np.zeros((self._by_text.shape[1] if whole else len(terms), size), np.float32)
+        # other terms hold many entries and the batch many queries (_CUT_COST), or when the
+        # queries' columns over the whole vocabulary would hold more than _COSINE_CELLS:
+        # they leave the cache (98,875 terms by 128 queries: each entry of the whole index
+        # took 1.5 times as long as one of the cut index). Otherwise the whole index is
+        # multiplied, the other terms' zeros adding exact zeros to every sum (the same bits).
+        others = by_text.nnz - int(self._held[terms].sum())
+        width = by_text.shape[1]
+        whole = others * size < _CUT_COST * by_text.nnz and width * size <= _COSINE_CELLS
+        columns = np.zeros((width if whole else len(terms), size), np.float32)
         at = terms[column] if whole else column
         columns[at, np.repeat(np.arange(size), np.diff(bags.indptr))] = bags.data
         # One row per English text, one column per query, made text by text (each text's
         # terms in order): its row of sums stays in cache, where term by term the sums of
-        # every text were walked once per term. The same sums in the same order.
-        cosine = (self._by_text if whole else self._by_text[:, terms]) @ columns
-        return _best(np.ascontiguousarray(cosine, dtype=np.float32), count)
+        # every text were walked once per term. The same sums in the same order, whichever
+        # block of texts a row is taken in. Each block's best of each query, then the best
+        # of those: the best of all (_best's order is by value, then row).
+        block = max(1, _COSINE_CELLS // size)
+        found: list[_Top] = []
+        for start in range(0, len(self), block):
+            texts = _text_rows(by_text, start, min(len(self), start + block))
+            cosine = (texts if whole else texts[:, terms]) @ columns
+            best = _top(np.ascontiguousarray(cosine, dtype=np.float32), count)
+            found.append(best._replace(rows=best.rows + start))
+        return _lists(_merged(found, count) if len(found) > 1 else found[0], size)
 
     def coverage_many(
         self, queries: Queries, pair_query: NDArray[np.int64], pair_doc: NDArray[np.int64]
@@ -975,8 +1011,21 @@ def _covered(
     )
 
 
+class _Top(NamedTuple):
+    """Each query's best texts, query by query, each one's best first (then lowest row)."""
+
+    rows: NDArray[np.int64]
+    columns: NDArray[np.int64]
+    values: NDArray[np.float32]
+
+
 def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
-    """Each column's COUNT rows of highest value above 0, highest first (then lowest row).
+    """Each column's COUNT rows of highest value above 0, highest first (then lowest row)."""
+    return _lists(_top(cosine, count), cosine.shape[1])
+
+
+def _top(cosine: NDArray[np.float32], count: int) -> _Top:
+    """_best() of COSINE as flat columns, with the values: at most COUNT rows a column.
 
     Exact, without sorting or partitioning every row: the rows fall in _BLOCKS blocks (row
     N in block N modulo their number), and the COUNT-th highest of a column's block maxima
@@ -1000,11 +1049,43 @@ def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
     # At or above the floor, and above 0, in one pass (tiny: the least positive normal).
     floor = np.maximum(floor, np.finfo(cosine.dtype).tiny)
     rows, columns = np.divmod(np.flatnonzero(cosine >= floor), queries)
-    values = cosine[rows, columns]
-    order = np.lexsort((rows, -values, columns))
-    rows, columns = rows[order], columns[order]
-    starts = np.searchsorted(columns, np.arange(queries + 1))
-    return [rows[start : min(end, start + count)].tolist() for start, end in pairwise(starts)]
+    return _firsts_of(_Top(rows, columns, cosine[rows, columns]), count)
+
+
+def _merged(parts: Sequence[_Top], count: int) -> _Top:
+    """The best COUNT of each column among PARTS' (each _top() of a block of rows)."""
+    return _firsts_of(_Top(*(np.concatenate(column) for column in zip(*parts, strict=True))), count)
+
+
+def _firsts_of(found: _Top, count: int) -> _Top:
+    """FOUND (any order) column by column, each one's best first, then lowest row: COUNT."""
+    order = np.lexsort((found.rows, -found.values, found.columns))
+    rows, columns, values = found.rows[order], found.columns[order], found.values[order]
+    # Each row's place in its column: only the first COUNT are kept.
+    change = np.ones(len(columns), dtype=np.bool_)
+    np.not_equal(columns[1:], columns[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    place = np.arange(len(columns)) - np.repeat(starts, np.diff(starts, append=len(columns)))
+    kept = np.flatnonzero(place < count)
+    return _Top(rows[kept], columns[kept], values[kept])
+
+
+def _lists(found: _Top, queries: int) -> list[list[int]]:
+    """Each of QUERIES columns' rows of FOUND (_firsts_of()'s), as lists."""
+    starts = np.searchsorted(found.columns, np.arange(queries + 1))
+    rows = found.rows
+    return [rows[start:end].tolist() for start, end in pairwise(starts)]
+
+
+def _text_rows(texts: sparse.csr_array, start: int, end: int) -> sparse.csr_array:
+    """Rows START to END of TEXTS, made of slices of its arrays (scipy's row slice costs more)."""
+    from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
+
+    first, last = int(texts.indptr[start]), int(texts.indptr[end])
+    return sparse.csr_array(
+        (texts.data[first:last], texts.indices[first:last], texts.indptr[start : end + 1] - first),
+        shape=(end - start, texts.shape[1]),
+    )
 
 
 class Query:

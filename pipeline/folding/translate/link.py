@@ -56,6 +56,13 @@ _CHUNK = 2_048
 # Scores one batch of translations holds against every English text (rank_batch): the
 # batch is as many translations as keep it under this, so memory stays bounded.
 _BATCH_CELLS = 1 << 22
+# Texts whose shortlists _link_batch takes at once, at most (those of whole steps, unless a
+# step alone ranks more): a product of the index with their queries costs per entry of the
+# index more than per query, up to where their columns leave the cache. The 7,555
+# translations among 101,546 distinct English texts (a step ranks about 8 of its 41):
+# their shortlists took 5.0 s a step at a time, 2.3 s at 64, 1.7 at 128, 1.55 at 256, 1.45
+# at 512; the 22,078 dumps (a step of 248 ranks about 233) took 1.2 times as long at 466.
+_RANKED = 256
 # The index and lexicon link_many() hands to its forked workers.
 _SHARED: tuple[EnglishIndex, Lexicon] | None = None
 
@@ -220,21 +227,28 @@ def _link_batch(
 
     The features of all its texts are taken at once (points.traits), and their word
     features looked up in the lexicon once (EnglishIndex.ranked); each step takes its rows.
+    The texts a step leaves to rank wait for those of the next steps (_Later): their
+    shortlists are taken up to _RANKED at once.
     """
     langs = batch.langs
     featured = index.ranked(batch_traits(batch.texts, langs), langs, lexicon)
-    found: list[Link] = []
-    for start, end in _steps(len(batch.texts), index):
-        step = featured.rows(start, end)
-        found += _link_step(
+    later = _Later(min_score=min_score, min_margin=min_margin)
+    made: list[list[Link | None]] = [
+        _link_step(
             batch.slice(start, end),
-            step,
+            featured.rows(start, end),
             index,
             lexicon,
             min_score=min_score,
             min_margin=min_margin,
+            later=later,
         )
-    return found
+        for start, end in _steps(len(batch.texts), index)
+    ]
+    later.rank()
+    # A text of a language without a lexicon, or with no English text to link to.
+    nothing = Link(None, 0.0, 0.0, "unsure" if len(index) else "no-candidates")
+    return [link or nothing for links in made for link in links]
 
 
 def _link_step(
@@ -243,34 +257,86 @@ def _link_step(
     index: EnglishIndex,
     lexicon: Lexicon,
     *,
-    min_score: float,
+    min_score: float,  # noqa: ARG001 - LATER's; the signature of reference.link_step, put in its place
     min_margin: float,
-) -> list[Link]:
-    """Link the units of BATCH, its texts mapped through the lexicon once.
+    later: _Later,
+) -> list[Link | None]:
+    """The links of the units of BATCH, its texts mapped through the lexicon once.
 
     FEATURED are their features (batch.traits, with their lexicon ranks). A translation
     that the card rule (card.choose) links to one of its card's own English texts among
     those alone, at a score of SURE_SCORE or more, is linked without ranking it among
-    every English text (for each of its cards); the others are ranked and decided as
-    decide() defines it. Both decisions are made for the whole step at once
-    (pipeline.folding.translate.decisions).
+    every English text (for each of its cards); the others are left to LATER, whose rank()
+    ranks them and decides as decide() defines it, filling in their links. Both decisions
+    are made for many texts at once (pipeline.folding.translate.decisions). A link left
+    None has none to make: a language without a lexicon, or no English text.
     """
-    units = _Units(batch, index)
     langs = batch.langs
     known = [n for n, lang in enumerate(langs) if lang in lexicon] if len(index) else []
-    made: list[Link | None] = [None] * units.size
-    if known:
-        queries = index.mapped_traits(featured, langs, lexicon)
-        held = np.zeros(len(langs), dtype=np.bool_)
-        held[known] = True
-        step = _Step(batch, units, queries, featured, index, made)
-        sure = _sure_links(step, held & units.every_card_owns, min_margin=min_margin)
-        _ranked_links(
-            step, np.flatnonzero(held & ~sure), min_score=min_score, min_margin=min_margin
+    if not known:
+        return [None] * batch.size
+    units = _Units(batch, index)
+    queries = index.mapped_traits(featured, langs, lexicon)
+    step = _Step(batch, units, queries, featured, index, [None] * units.size)
+    held = np.zeros(len(langs), dtype=np.bool_)
+    held[known] = True
+    sure = _sure_links(step, held & units.every_card_owns, min_margin=min_margin)
+    later.add(step, np.flatnonzero(held & ~sure))
+    return step.made
+
+
+class _Later:
+    """Texts of steps in turn left to rank, ranked up to _RANKED at once (rank()).
+
+    Their shortlists are one product of the index with all their queries
+    (EnglishIndex.shortlists), a walk of the index for them all; then each step's texts
+    are decided (_ranked_links).
+    """
+
+    def __init__(self, *, min_score: float, min_margin: float) -> None:
+        self._waiting: list[tuple[_Step, NDArray[np.int64]]] = []
+        self._count = 0
+        self._min_score = min_score
+        self._min_margin = min_margin
+
+    def add(self, step: _Step, rows: NDArray[np.int64]) -> None:
+        """Texts ROWS of STEP are to rank: ranked now if the next step's would pass _RANKED.
+
+        Those waiting are ranked first if with ROWS they would be more than _RANKED: past
+        it, a product's queries cost each no less, or more (the dumps': 1.2 times as much
+        at 466 as at 233). And they are ranked now if the next step, ranking as many as
+        this one, would pass it: this step's options are still laid out for coverage
+        (coverage_many() keeps the last batch's), where ranked after the next step's sure
+        links they would be laid out again (0.4 ms a step of 557 card texts).
+        """
+        if not len(rows):
+            return
+        if self._count and self._count + len(rows) > _RANKED:
+            self.rank()
+        self._waiting.append((step, rows))
+        self._count += len(rows)
+        if self._count + len(rows) > _RANKED:
+            self.rank()
+
+    def rank(self) -> None:
+        """Rank and link the texts waiting."""
+        waiting, self._waiting, self._count = self._waiting, [], 0
+        if not waiting:
+            return
+        index = waiting[0][0].english
+        listed = index.shortlists(
+            [(step.queries, rows.tolist()) for step, rows in waiting], SHORTLIST
         )
-    # A text of a language without a lexicon, or with no English text to link to.
-    nothing = Link(None, 0.0, 0.0, "unsure" if len(index) else "no-candidates")
-    return [link or nothing for link in made]
+        at = 0
+        for step, rows in waiting:
+            _ranked_links(
+                step,
+                rows,
+                listed=listed[at : at + len(rows)],
+                min_score=self._min_score,
+                min_margin=self._min_margin,
+            )
+            at += len(rows)
 
 
 class _Units:
@@ -343,18 +409,22 @@ def _sure_links(step: _Step, sure: NDArray[np.bool_], *, min_margin: float) -> N
 
 
 def _ranked_links(
-    step: _Step, rows: NDArray[np.int64], *, min_score: float, min_margin: float
+    step: _Step,
+    rows: NDArray[np.int64],
+    *,
+    listed: Sequence[Sequence[int]],
+    min_score: float,
+    min_margin: float,
 ) -> None:
     """Link texts ROWS ranked among every English text: decide() of each of their units.
 
-    A unit's candidates are its text's shortlist (SHORTLIST by cosine) and its card's own
-    texts, each scored by coverage once per text.
+    A unit's candidates are its text's shortlist (LISTED: SHORTLIST by cosine, each text's
+    of ROWS) and its card's own texts, each scored by coverage once per text.
     """
     if not len(rows):
         return
     units, index = step.units, step.english
     width = units.width
-    listed = index.shortlists(step.queries, SHORTLIST, rows.tolist())
     counts = np.fromiter(map(len, listed), np.int64, len(listed))
     list_text = np.repeat(rows, counts)
     list_doc = np.fromiter(chain.from_iterable(listed), np.int64, int(counts.sum()))

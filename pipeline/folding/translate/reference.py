@@ -35,6 +35,7 @@ def link_step(
     *,
     min_score: float,
     min_margin: float,
+    later: object = None,  # noqa: ARG001 - link._link_step's: each text is ranked here, now
 ) -> list[Link]:
     """link._link_step() one translation and one card at a time: each unit's link, in order."""
     texts = asked_of(batch, index)
