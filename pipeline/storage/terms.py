@@ -51,8 +51,13 @@ class KeptTerms:
             offsets = terms.offsets.to_numpy().astype(np.int64)
             offsets -= offsets[0]
             # The distinct terms in order, and each row's as their ids (a term repeats for
-            # every text that holds it).
-            vocabulary, ids = in_order(terms.flatten())
+            # every text that holds it): the file's dictionary put in order.
+            values = terms.flatten()
+            if pa.types.is_dictionary(values.type):
+                vocabulary, places = in_order(values.dictionary)
+                ids = places[values.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+            else:
+                vocabulary, ids = in_order(values)
             hashes = [str(text_hash) for text_hash in table["text_hash"].to_pylist()]
             counts: Any = table["counts"].combine_chunks()
             named: Any = table["named"].combine_chunks()
@@ -73,8 +78,12 @@ class KeptTerms:
         table = pa.table(
             {
                 "text_hash": pa.array(terms.hashes, pa.string()),
+                # Each term spelt once (the Parquet file's dictionary), its rows as indices.
                 "terms": pa.ListArray.from_arrays(
-                    offsets, pa.array(terms.vocabulary, pa.string()).take(terms.ids)
+                    offsets,
+                    pa.DictionaryArray.from_arrays(
+                        pa.array(terms.ids, pa.int32()), pa.array(terms.vocabulary, pa.string())
+                    ),
                 ),
                 "counts": pa.ListArray.from_arrays(offsets, pa.array(terms.counts, pa.int32())),
                 "named": pa.ListArray.from_arrays(offsets, pa.array(terms.named, pa.bool_())),

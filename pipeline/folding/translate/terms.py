@@ -130,6 +130,9 @@ def _stacked(parts: Sequence[_Part]) -> _Part:
 
 def _table(hashes: list[str], part: _Part, rows: NDArray[np.int64]) -> TermTable:
     """The TermTable of HASHES whose terms are PART's ROWS, its vocabulary cut to them."""
+    if np.array_equal(rows, np.arange(len(part.offsets) - 1)):
+        # Every row, in order (a first run's texts, all new): PART is the table.
+        return TermTable(hashes, part.offsets, part.vocabulary, part.ids, part.counts, part.named)
     _, at = expand(part.offsets, rows)
     lengths = part.offsets[rows + 1] - part.offsets[rows]
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
