@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import ingest
@@ -110,6 +111,24 @@ def test_known_terms_are_not_taken_again(monkeypatch: pytest.MonkeyPatch) -> Non
     made = term_table(TEXTS, known)
     assert read == [TEXTS["b"], TEXTS["c"]]
     assert _same(made, term_table(TEXTS))
+
+
+def test_terms_kept_as_plain_strings_are_read_too(tmp_path: Path) -> None:
+    """A file whose terms are plain strings (as earlier versions wrote it) loads the same."""
+    table = term_table(TEXTS)
+    kept = KeptTerms(tmp_path)
+    kept.save(table)
+    written = pq.read_table(kept.path)
+    assert pa.types.is_dictionary(written["terms"].type.value_type)
+    plain = written.set_column(
+        written.schema.get_field_index("terms"),
+        "terms",
+        written["terms"].cast(pa.list_(pa.string())),
+    )
+    pq.write_table(plain, kept.path)
+    loaded = kept.load()
+    assert loaded is not None
+    assert _same(loaded, table)
 
 
 def test_a_damaged_or_other_version_cache_is_not_used(
