@@ -70,7 +70,7 @@ def test_shortlists_are_the_cosines_term_by_term(
     rows = list(range(0, 300, 3))
     bags = queries.bags[np.asarray(rows)]
     # Term by term: each term's texts get its product with every query, in term order.
-    by_term = index.matrix.astype(np.float32).toarray()
+    by_term = index.vectors.toarray().T
     cosine = np.zeros((len(index), len(rows)), dtype=np.float32)
     dense = bags.astype(np.float32).toarray()
     for term in np.unique(bags.indices).tolist():

@@ -99,12 +99,15 @@ class Taken(NamedTuple):
 
 
 class _Entries(NamedTuple):
-    """(text, term) entries of one kind, by text then term: words or anchors."""
+    """(text, term) entries of one kind, by text then term: words or anchors.
 
-    rows: NDArray[np.int64]
+    Rows and counts in 32 bits: a chunk's word entries are the largest arrays taken.
+    """
+
+    rows: NDArray[np.int32]
     # A word's: packed (_packed); an anchor's: its spelling's index.
     terms: NDArray[np.int64]
-    counts: NDArray[np.int64]
+    counts: NDArray[np.int32]
     named: NDArray[np.bool_]
 
 
@@ -264,14 +267,17 @@ def english_terms(texts: Sequence[str], mapper: Mapper = map) -> Taken:
     # Chunks of about _CHUNK_BYTES, each holding one text at least.
     firsts = np.searchsorted(np.cumsum(sizes), np.arange(0, int(sizes.sum()), _CHUNK_BYTES))
     edges = [*np.unique(firsts).tolist(), len(texts)]
-    words: list[_Entries] = []
+    # Each chunk's words, its rows its own (their arrays are the largest: they are put in
+    # place chunk by chunk, never joined), and the anchors of all.
+    words: list[tuple[int, int, _Entries]] = []
     anchors: list[_Entries] = []
     spelt: list[pa.StringArray] = []
-    chunks = [texts[start:end] for start, end in itertools.pairwise(edges)]
-    for start, found in zip(edges, mapper(_chunk, chunks), strict=False):
+    bounds = list(itertools.pairwise(edges))
+    chunks = [texts[start:end] for start, end in bounds]
+    for (start, end), found in zip(bounds, mapper(_chunk, chunks), strict=True):
         # A chunk's anchors are numbered among its spellings: among all of them here.
         before = sum(map(len, spelt))
-        words.append(found.words._replace(rows=found.words.rows + start))
+        words.append((start, end, found.words))
         anchors.append(
             found.anchors._replace(
                 rows=found.anchors.rows + start, terms=found.anchors.terms + before
@@ -279,10 +285,7 @@ def english_terms(texts: Sequence[str], mapper: Mapper = map) -> Taken:
         )
         spelt.append(found.spelt)
     # One vocabulary: the words in order (as packed), then the anchors in order.
-    word = _joined(words)
-    # The distinct words of all the chunks from those of each (fewer than their entries).
-    distinct_words = np.unique(np.concatenate([np.unique(part.terms) for part in words]))
-    word_ids = np.searchsorted(distinct_words, word.terms)
+    distinct_words = np.unique(np.concatenate([np.unique(part.terms) for *_, part in words]))
     spellings, places = in_order(pa.concat_arrays(spelt))
     anchor = _joined(anchors)
     anchor = anchor._replace(terms=len(distinct_words) + places[anchor.terms])
@@ -292,22 +295,30 @@ def english_terms(texts: Sequence[str], mapper: Mapper = map) -> Taken:
     anchor = _Entries(
         anchor.rows[by_id], anchor.terms[by_id], anchor.counts[by_id], anchor.named[by_id]
     )
-    held = np.bincount(word.rows, minlength=len(texts))
+    held = np.zeros(len(texts), dtype=np.int64)
+    for start, end, part in words:
+        held[start:end] = np.bincount(part.rows, minlength=end - start)
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(held + np.bincount(anchor.rows, minlength=len(texts)), out=offsets[1:])
+    ids = np.empty(int(offsets[-1]), dtype=np.int64)
+    counts = np.empty(len(ids), dtype=np.int64)
+    named = np.empty(len(ids), dtype=np.bool_)
     # An entry's place: its row's first, plus how many of its kind come before it in the
     # row (and, for an anchor, the row's words).
-    word_at = np.arange(len(word.rows)) + (offsets[:-1] - (np.cumsum(held) - held))[word.rows]
+    shift = offsets[:-1] - (np.cumsum(held) - held)
+    done = 0
+    for start, _, part in words:
+        at = done + np.arange(len(part.rows)) + shift[start + part.rows]
+        ids[at] = np.searchsorted(distinct_words, part.terms)
+        counts[at], named[at] = part.counts, part.named
+        done += len(part.rows)
+    del words
     anchor_held = offsets[1:] - offsets[:-1] - held
     anchor_at = (
         np.arange(len(anchor.rows))
         + (offsets[:-1] + held - (np.cumsum(anchor_held) - anchor_held))[anchor.rows]
     )
-    ids = np.empty(int(offsets[-1]), dtype=np.int64)
-    counts = np.empty(len(ids), dtype=np.int64)
-    named = np.empty(len(ids), dtype=np.bool_)
-    for at, entries, entry_ids in ((word_at, word, word_ids), (anchor_at, anchor, anchor.terms)):
-        ids[at], counts[at], named[at] = entry_ids, entries.counts, entries.named
+    ids[anchor_at], counts[anchor_at], named[anchor_at] = anchor.terms, anchor.counts, anchor.named
     return Taken(offsets, _spelling(distinct_words) + spellings, ids, counts, named)
 
 
@@ -411,15 +422,15 @@ def _chunk(texts: Sequence[str]) -> _Found:
     name_anchors = name_rows[long_names][known] * width + spelling[known]
     return _Found(
         _Entries(
-            word_keys >> _ROW,
+            (word_keys >> _ROW).astype(np.int32),
             word_keys & ((1 << _ROW) - 1),
-            word_counts.astype(np.int64),
+            word_counts.astype(np.int32),
             np.isin(word_keys, name_words),
         ),
         _Entries(
-            anchor_keys // width,
+            (anchor_keys // width).astype(np.int32),
             anchor_keys % width,
-            anchor_counts.astype(np.int64),
+            anchor_counts.astype(np.int32),
             np.isin(anchor_keys, name_anchors),
         ),
         spelt,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from itertools import chain, pairwise, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -76,7 +76,9 @@ class EnglishIndex:
         ids = self.terms.ids
         lengths = np.diff(self.terms.offsets)
         docs = np.repeat(np.arange(total, dtype=np.int64), lengths)
-        frequency = np.bincount(ids, minlength=width).tolist()
+        # How many texts hold each term.
+        held = np.bincount(ids, minlength=width)
+        frequency = held.tolist()
         # math.log, not numpy's: the same bits on every machine.
         self.idf = {
             term: math.log((total + 1) / (df + 1)) + 1.0
@@ -91,9 +93,17 @@ class EnglishIndex:
         norms = np.sqrt(np.bincount(docs, weights=weighted * weighted, minlength=total))
         norms[norms == 0] = 1.0
         required = np.bincount(docs, weights=weights[ids] * ~self.terms.named, minlength=total)
-        self.matrix = sparse.csr_array(
-            (weighted / norms[docs], (ids, docs)), shape=(width, total), dtype=np.float64
+        # The texts as rows of their unit vectors' terms, in order (a text's ids ascend), in
+        # single precision: the cosines only shortlist. Indices in 32 bits where they fit:
+        # a block of its rows (_text_rows) is made without scipy checking whether 64-bit
+        # arrays would fit, and cut faster.
+        small = np.int32 if max(len(ids), width) <= np.iinfo(np.int32).max else np.int64
+        values: NDArray[np.float32] = (weighted / norms[docs]).astype(np.float32)
+        self.vectors: sparse.csr_array[Any, tuple[int, int]] = sparse.csr_array(
+            (values, ids.astype(small), np.asarray(self.terms.offsets).astype(small)),
+            shape=(total, width),
         )
+        self._held = held
         self._arrays = _Arrays(
             idf,
             weights,
@@ -108,8 +118,6 @@ class EnglishIndex:
         self._marks: dict[int, Marks] = {}
         # (text, text): how alike the two are (card.similar_texts keeps them here).
         self.ratios: dict[tuple[int, int], float] = {}
-        self._by_text: sparse.csr_array | None = None
-        self._held = np.zeros(0, dtype=np.int64)
         self._reach: tuple[Queries, _Reach] | None = None
         # The lexicon's entries as this index's term ids, per (lang, feature), once each.
         self._entries = _Entries(self)
@@ -399,20 +407,7 @@ class EnglishIndex:
         size = bags.shape[0]
         if not len(self) or not size:
             return [[] for _ in range(size)]
-        if self._by_text is None:
-            # The texts as rows, each one's terms in order.
-            by_text = self.matrix.T.tocsr().astype(np.float32)
-            by_text.sort_indices()
-            # In 32 bits where they fit: a block of its rows (_text_rows) is made without
-            # scipy checking whether its 64-bit arrays would fit, and cut faster.
-            small = np.int32 if by_text.nnz <= np.iinfo(np.int32).max else np.int64
-            self._by_text = sparse.csr_array(
-                (by_text.data, by_text.indices.astype(small), by_text.indptr.astype(small)),
-                shape=by_text.shape,
-            )
-            # How many texts hold each term.
-            self._held = np.diff(self.matrix.indptr)
-        by_text = self._by_text
+        by_text = self.vectors
         # Only the terms the bags hold: the others' products are 0, and each sum adds the
         # same products in the same (term) order, so the cosines are the same bits.
         terms, column = np.unique(bags.indices, return_inverse=True)

@@ -82,14 +82,14 @@ def term_table(
     """
     hashes = sorted(texts)
     where = {text_hash: n for n, text_hash in enumerate(known.hashes)} if known else {}
-    new = [text_hash for text_hash in hashes if text_hash not in where]
-    made = _taken([texts[text_hash] for text_hash in new], workers)
-    # Each text's row among KNOWN's, then the new ones' (after them).
-    base = len(known) if known is not None else 0
-    made_at = dict(zip(new, range(base, base + len(new)), strict=True))
-    rows = np.asarray([where.get(h, made_at.get(h, -1)) for h in hashes], dtype=np.int64)
-    parts = [made] if known is None else [_as_part(known), made]
-    return _table(hashes, _stacked(parts), rows)
+    found = np.asarray([where.get(text_hash, -1) for text_hash in hashes], dtype=np.int64)
+    new = np.flatnonzero(found < 0)
+    made = _taken([texts[hashes[n]] for n in new.tolist()], workers)
+    kept = np.flatnonzero(found >= 0)
+    parts = [(made, np.arange(len(new), dtype=np.int64), new)]
+    if known is not None:
+        parts.append((_as_part(known), found[kept], kept))
+    return _as_table(hashes, _placed(parts, len(hashes)))
 
 
 class _Part(NamedTuple):
@@ -106,47 +106,53 @@ def _as_part(table: TermTable) -> _Part:
     return _Part(table.offsets, table.vocabulary, table.ids, table.counts, table.named)
 
 
-def _stacked(parts: Sequence[_Part]) -> _Part:
-    """PARTS' rows one after the other, their terms in one vocabulary."""
-    if len(parts) == 1:
-        return parts[0]
-    vocabulary = sorted(set().union(*(part.vocabulary for part in parts)))
-    at = {term: n for n, term in enumerate(vocabulary)}
-    ids = [
-        np.fromiter(map(at.__getitem__, part.vocabulary), np.int64, len(part.vocabulary))[part.ids]
-        for part in parts
-    ]
-    lengths = [np.diff(part.offsets) for part in parts]
-    offsets = np.zeros(1 + sum(map(len, lengths)), dtype=np.int64)
-    np.cumsum(np.concatenate(lengths), out=offsets[1:])
-    return _Part(
-        offsets,
-        vocabulary,
-        np.concatenate(ids),
-        np.concatenate([part.counts for part in parts]),
-        np.concatenate([part.named for part in parts]),
-    )
+def _as_table(hashes: list[str], part: _Part) -> TermTable:
+    return TermTable(hashes, part.offsets, part.vocabulary, part.ids, part.counts, part.named)
 
 
-def _table(hashes: list[str], part: _Part, rows: NDArray[np.int64]) -> TermTable:
-    """The TermTable of HASHES whose terms are PART's ROWS, its vocabulary cut to them."""
-    if np.array_equal(rows, np.arange(len(part.offsets) - 1)):
-        # Every row, in order (a first run's texts, all new): PART is the table.
-        return TermTable(hashes, part.offsets, part.vocabulary, part.ids, part.counts, part.named)
-    _, at = expand(part.offsets, rows)
-    lengths = part.offsets[rows + 1] - part.offsets[rows]
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+def _placed(
+    parts: Sequence[tuple[_Part, NDArray[np.int64], NDArray[np.int64]]], size: int
+) -> _Part:
+    """A part of SIZE rows: each (part, rows, places) puts its part's ROWS at PLACES.
+
+    Their terms in one vocabulary, cut to the terms the rows hold. Each array is made once,
+    in place (no part joined, then gathered).
+    """
+    parts = [placed for placed in parts if len(placed[1])]
+    if len(parts) == 1 and _whole(*parts[0], size):
+        return parts[0][0]
+    lengths = np.zeros(size, dtype=np.int64)
+    for part, rows, places in parts:
+        lengths[places] = part.offsets[rows + 1] - part.offsets[rows]
+    offsets = np.zeros(size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    ids = part.ids[at]
-    held = np.zeros(len(part.vocabulary), dtype=np.bool_)
+    vocabulary = sorted(set().union(*(part.vocabulary for part, _, _ in parts)))
+    number = {term: n for n, term in enumerate(vocabulary)}
+    ids = np.empty(int(offsets[-1]), dtype=np.int64)
+    counts = np.empty(len(ids), dtype=np.int64)
+    named = np.empty(len(ids), dtype=np.bool_)
+    for part, rows, places in parts:
+        _, source = expand(part.offsets, rows)
+        _, target = expand(offsets, places)
+        numbers = np.fromiter(map(number.__getitem__, part.vocabulary), np.int64)
+        ids[target] = numbers[part.ids[source]]
+        counts[target], named[target] = part.counts[source], part.named[source]
+    held = np.zeros(len(vocabulary), dtype=np.bool_)
     held[ids] = True
-    vocabulary = part.vocabulary
     if not held.all():
-        kept = np.flatnonzero(held)
-        vocabulary = [vocabulary[n] for n in kept.tolist()]
-        renumbered = np.cumsum(held) - 1
-        ids = renumbered[ids]
-    return TermTable(hashes, offsets, vocabulary, ids, part.counts[at], part.named[at])
+        vocabulary = [vocabulary[n] for n in np.flatnonzero(held).tolist()]
+        ids = (np.cumsum(held) - 1)[ids]
+    return _Part(offsets, vocabulary, ids, counts, named)
+
+
+def _whole(part: _Part, rows: NDArray[np.int64], places: NDArray[np.int64], size: int) -> bool:
+    """Whether PART's ROWS at PLACES are all its rows, in order, and SIZE."""
+    every = np.arange(size)
+    return (
+        len(part.offsets) == size + 1
+        and np.array_equal(rows, every)
+        and np.array_equal(places, every)
+    )
 
 
 def expand(
@@ -189,11 +195,14 @@ def _taken(texts: Sequence[str], workers: int) -> _Part:
         with ProcessPoolExecutor(workers, mp.get_context("fork")) as pool:
             alone = pool.map(_terms_of, chunks)
             parts = [_part(bytewise.english_terms(ascii_, pool.map)), *alone]
-    stacked = _stacked(parts)
     # Back in the order of TEXTS: the ASCII ones were first.
-    rows = np.empty(len(texts), dtype=np.int64)
-    rows[np.concatenate([quick, slow])] = np.arange(len(texts), dtype=np.int64)
-    return _as_part(_table([], stacked, rows))
+    placed = [(parts[0], np.arange(len(quick), dtype=np.int64), quick)]
+    done = 0
+    for part in parts[1:]:
+        count = len(part.offsets) - 1
+        placed.append((part, np.arange(count, dtype=np.int64), slow[done : done + count]))
+        done += count
+    return _placed(placed, len(texts))
 
 
 def _part(taken: bytewise.Taken) -> _Part:
