@@ -132,9 +132,17 @@ def _placed(
     counts = np.empty(len(ids), dtype=np.int64)
     named = np.empty(len(ids), dtype=np.bool_)
     for part, rows, places in parts:
+        numbers = np.fromiter(map(number.__getitem__, part.vocabulary), np.int64)
+        if np.array_equal(rows, np.arange(len(part.offsets) - 1)):
+            # Every row of the part in order (new texts): its arrays as they are, each
+            # entry moved by how far its row moves.
+            moved = offsets[places] - part.offsets[:-1]
+            target = np.arange(len(part.ids)) + np.repeat(moved, np.diff(part.offsets))
+            ids[target] = numbers[part.ids]
+            counts[target], named[target] = part.counts, part.named
+            continue
         _, source = expand(part.offsets, rows)
         _, target = expand(offsets, places)
-        numbers = np.fromiter(map(number.__getitem__, part.vocabulary), np.int64)
         ids[target] = numbers[part.ids[source]]
         counts[target], named[target] = part.counts[source], part.named[source]
     held = np.zeros(len(vocabulary), dtype=np.bool_)
