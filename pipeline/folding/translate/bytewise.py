@@ -531,7 +531,7 @@ def _packed(
     # The eight bytes from each position as one big-endian integer (a view, no copy).
     windows = np.ndarray((len(lowered) - 8,), dtype=">i8", buffer=lowered, strides=(1,))
     head: NDArray[np.int64] = windows[starts].astype(np.int64) >> (8 * (8 - STEM))
-    # ASCII bytes: the top bit is never set, so the shift brings in no sign.
+    # A span starts with a letter (ASCII): the top bit is not set, the shift brings no sign.
     packed: NDArray[np.int64] = head & _MASKS[np.minimum(ends - starts, STEM)]
     return packed
 
@@ -551,7 +551,10 @@ def _spans(
     *,
     lower: bool = False,
 ) -> pa.StringArray:
-    """PREFIX and each span [STARTS, ENDS) of DATA (ASCII), as an Arrow string column."""
+    """PREFIX and each span [STARTS, ENDS) of DATA, as an Arrow string column.
+
+    The spans are ASCII: fast() leaves out a text whose symbol might hold an _inert() byte.
+    """
     head = np.frombuffer(prefix.encode("utf-8"), dtype=np.uint8)
     lengths = ends - starts
     sizes = lengths + len(head)

@@ -174,7 +174,7 @@ def _shaped(
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], _MarkTable]:
     """features.shape(text, "en") of each of TEXTS, and their marks as a table (IDS numbering).
 
-    The ASCII texts at once on their bytes (bytewise.shapes), the others one by one.
+    Most at once on their bytes (bytewise.shapes), the others one by one.
     """
     quick = bytewise.shaped(texts)
     fast, slow = np.flatnonzero(quick), np.flatnonzero(~quick)

@@ -76,7 +76,7 @@ def term_table(
 ) -> TermTable:
     """The terms of TEXTS ({hash: text}), taken from KNOWN where it holds the hash.
 
-    The texts KNOWN lacks are taken at once on their bytes where they are ASCII
+    The texts KNOWN lacks are taken at once on their bytes where bytewise.fast() says so
     (pipeline.folding.translate.bytewise), the others one by one, on WORKERS forked
     processes when they are many (PARALLEL_MIN).
     """
@@ -92,14 +92,8 @@ def term_table(
     return _as_table(hashes, _placed(parts, len(hashes)))
 
 
-class _Part(NamedTuple):
-    """Terms of texts without hashes, rows in order (as TermTable)."""
-
-    offsets: NDArray[np.int64]
-    vocabulary: list[str]
-    ids: NDArray[np.int64]
-    counts: NDArray[np.int64]
-    named: NDArray[np.bool_]
+# Terms of texts without hashes, rows in order (as TermTable): what bytewise gives.
+_Part = bytewise.Taken
 
 
 def _as_part(table: TermTable) -> _Part:
@@ -185,7 +179,7 @@ PARALLEL_MIN = 20_000
 def _taken(texts: Sequence[str], workers: int) -> _Part:
     """english_terms() of each of TEXTS, rows in order.
 
-    ASCII texts at once (bytewise), the others one by one; on WORKERS processes when
+    Most at once on their bytes (bytewise), the others one by one; on WORKERS processes when
     they are many.
     """
     fast = bytewise.fast(texts) if texts else np.zeros(0, np.bool_)
@@ -194,7 +188,7 @@ def _taken(texts: Sequence[str], workers: int) -> _Part:
     ascii_ = [texts[n] for n in quick.tolist()]
     others = [texts[n] for n in slow.tolist()]
     if workers <= 1 or len(texts) < PARALLEL_MIN or "fork" not in mp.get_all_start_methods():
-        parts = [_part(bytewise.english_terms(ascii_)), _terms_of(others)]
+        parts = [bytewise.english_terms(ascii_), _terms_of(others)]
     else:
         # The chunks of both kinds on the workers: those of texts taken one by one first
         # (they take longest for their size), then those taken on their bytes.
@@ -202,8 +196,8 @@ def _taken(texts: Sequence[str], workers: int) -> _Part:
         chunks = [others[at : at + size] for at in range(0, len(others), size)]
         with ProcessPoolExecutor(workers, mp.get_context("fork")) as pool:
             alone = pool.map(_terms_of, chunks)
-            parts = [_part(bytewise.english_terms(ascii_, pool.map)), *alone]
-    # Back in the order of TEXTS: the ASCII ones were first.
+            parts = [bytewise.english_terms(ascii_, pool.map), *alone]
+    # Back in the order of TEXTS: those taken on their bytes were first.
     placed = [(parts[0], np.arange(len(quick), dtype=np.int64), quick)]
     done = 0
     for part in parts[1:]:
@@ -211,10 +205,6 @@ def _taken(texts: Sequence[str], workers: int) -> _Part:
         placed.append((part, np.arange(count, dtype=np.int64), slow[done : done + count]))
         done += count
     return _placed(placed, len(texts))
-
-
-def _part(taken: bytewise.Taken) -> _Part:
-    return _Part(taken.offsets, taken.vocabulary, taken.ids, taken.counts, taken.named)
 
 
 def _terms_of(texts: Sequence[str]) -> _Part:
