@@ -1,8 +1,8 @@
 """terms.english_terms() of many English texts at once, on their bytes: no Python per text or word.
 
 An English ruling is ASCII, or ASCII but for curly quotes, dashes, bullets and the minus
-sign, nearly always (all but 3% of the all-distinct benchmark's, all but 16 of the 16,965
-of the real files'). Those few characters (_INERT) are neither letters, digits nor spaces,
+sign, nearly always (all but 3% of the all-distinct benchmark's, all but 14 of the 16,870
+of the real dumps'). Those few characters (_INERT) are neither letters, digits nor spaces,
 NFKC and lower case leave them as they are, and no feature but a symbol can hold one: each
 is made one byte past ASCII. Then a byte is a character, NFKC leaves the text as it is
 (`features.prepare`), and `str.lower()` is ASCII's: the texts are one byte array, a NUL
