@@ -36,6 +36,9 @@ from pipeline.columns import in_order
 from pipeline.folding.translate import features as F  # noqa: N812 - its patterns, as F._WORD
 from pipeline.folding.translate.features import ANCHOR, MIN_NAME, STEM
 
+# The run and neighbour helpers of the code-point pass: they work on any array.
+from pipeline.folding.translate.points import _end, _rows, _shifted
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
@@ -447,30 +450,6 @@ def _chunk(texts: Sequence[str]) -> _Found:
         ),
         spelt,
     )
-
-
-def _shifted(mask: NDArray[np.bool_], by: int) -> NDArray[np.bool_]:
-    """MASK at each position's BY-th neighbour (BY < 0: before), False past the ends."""
-    found = np.zeros_like(mask)
-    if by > 0:
-        found[:-by] = mask[by:]
-    else:
-        found[-by:] = mask[:by]
-    return found
-
-
-def _end(mask: NDArray[np.bool_], at: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The end of the run of MASK each of AT is in (AT itself where MASK does not hold)."""
-    ends = np.flatnonzero(mask & ~_shifted(mask, 1)) + 1
-    if not len(ends):
-        return at
-    found = ends[np.minimum(np.searchsorted(ends, at, side="right"), len(ends) - 1)]
-    return np.where(mask[at], found, at)
-
-
-def _rows(sep: NDArray[np.int64], starts: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The text each position of STARTS is in (SEP: the separators' positions)."""
-    return np.searchsorted(sep, starts, side="right") - 1
 
 
 def _symbols(text: _Bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
