@@ -69,7 +69,7 @@ class EnglishIndex:
         self.texts = [texts[text_hash] for text_hash in self.hashes]
         self.position = {text_hash: i for i, text_hash in enumerate(self.hashes)}
         total = len(self.hashes)
-        # Every term a text holds, by id (terms sorted): the rows of the cosine matrix.
+        # Every term a text holds, by id (terms sorted): the columns of the texts' vectors.
         self.names = self.terms.vocabulary
         self.vocabulary = {term: n for n, term in enumerate(self.names)}
         width = len(self.names)
