@@ -7,10 +7,10 @@ NFKC and lower case leave them as they are, and no feature but a symbol can hold
 is made one byte past ASCII. Then a byte is a character, NFKC leaves the text as it is
 (`features.prepare`), and `str.lower()` is ASCII's: the texts are one byte array, a NUL
 before each and after the last, and what each of `features`' patterns matches (leftmost,
-greedy, lookarounds) is worked out by numpy passes from the bytes' classes, which are
-`re`'s own (a table made by matching the very patterns against each character). A text
-holding any other character, NUL, or one of those inside a symbol's braces, is left to
-english_terms().
+greedy, lookarounds) is worked out by the numpy passes of the code-point pass
+(`points.py`: its text, its classes, which are `re`'s own, and its patterns' functions
+serve bytes as well), on a byte a character instead of four. A text holding any other
+character, NUL, or one of those inside a symbol's braces, is left to english_terms().
 
 A word feature is at most five lower-case letters: it is packed into an integer, big end
 first and padded with zeros, whose order is the words' order as strings, and a text's
@@ -33,11 +33,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import in_order
-from pipeline.folding.translate import features as F  # noqa: N812 - its patterns, as F._WORD
 from pipeline.folding.translate.features import ANCHOR, MIN_NAME, STEM
 
-# The run and neighbour helpers of the code-point pass: they work on any array.
-from pipeline.folding.translate.points import _end, _rows, _shifted
+# The code-point pass's classes, texts and patterns' functions: they serve bytes as well.
+from pipeline.folding.translate.points import (
+    _WORD,
+    _capitalised,
+    _numbers,
+    _replace,
+    _Rows,
+    _rows,
+    _shape,
+    _shifted,
+    _symbols,
+    _Text,
+    _text_marks,
+    tables,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -49,19 +61,7 @@ if TYPE_CHECKING:
         [Callable[[Sequence[str]], "_Found"], Iterable[Sequence[str]]], Iterable["_Found"]
     ]
 
-# Class bits of a byte (_classes).
-_LETTER = 1 << 0  # features._WORD's class, [^\W\d_]: A-Z and a-z in ASCII
-_DIGIT = 1 << 1  # \d: 0-9 in ASCII
-_SPACE = 1 << 2  # \s
-_UPPER = 1 << 3  # A-Z
-_LOWER = 1 << 4  # a-z
-# What features._CAPITALISED's lookbehind refuses two characters back; the separator too,
-# as a text's start has no character there.
-_NOT_BEFORE = 1 << 5
-# features._NUMBER's lookbehind refuses these (a text's start, the separator, it accepts).
-_ALNUM_DOT = 1 << 6
-# What ends features._SYMBOL's inside: a brace, a space, the end of the text.
-_STOP = 1 << 7
+# Before each text and after the last: no character of one.
 _SEP = 0
 # About this many bytes of text are taken at a time: their arrays stay in cache-sized steps.
 _CHUNK_BYTES = 1 << 22
@@ -150,25 +150,17 @@ def _bytes_of(texts: Sequence[str]) -> NDArray[np.uint8]:
 
 
 @cache
-def _classes() -> NDArray[np.uint8]:
-    """Each byte's classes, by `re` matching features' own patterns against its character."""
-    flags = np.zeros(256, dtype=np.uint8)
-    chars = {code: chr(code) for code in range(128)}
-    chars |= {byte: chr(code) for code, byte in _inert().items()}
-    for code, char in chars.items():
-        for pattern, bit in (
-            (F._WORD.pattern, _LETTER),  # noqa: SLF001 - the patterns the one-text path runs
-            (r"\d", _DIGIT),
-            (r"\s", _SPACE),
-            ("[A-Z]", _UPPER),
-            ("[a-z]", _LOWER),
-            ('[\\s.!?:;("\u201e\u201c\u00ab\u300c]', _NOT_BEFORE),
-            ("[A-Za-z0-9.]", _ALNUM_DOT),
-            (r"[{}\s]", _STOP),
-        ):
-            if re.fullmatch(pattern, char):
-                flags[code] |= bit
-    flags[_SEP] = _NOT_BEFORE | _STOP
+def _classes() -> NDArray[np.uint16]:
+    """Each byte's classes: its character's in the code-point pass's table (`re`'s own).
+
+    The separator has none (the patterns' functions ask the text's separator itself).
+    """
+    table = tables().flags
+    flags = np.zeros(256, dtype=np.uint16)
+    flags[:128] = table[:128]
+    for code, byte in _inert().items():
+        flags[byte] = table[code]
+    flags[_SEP] = 0
     return flags
 
 
@@ -224,44 +216,10 @@ def shapes(texts: Sequence[str]) -> Shapes:
     features._marks find in that is found in the text itself.
     """
     text = _bytes(_bytes_of(texts))
-    data, sep, size = text.data, text.sep(), len(texts)
-    # Sentences: [.!?] before a space or the end (of the text stripped: the same ends).
-    space = text.has(_SPACE)
-    ending = np.isin(data, np.frombuffer(b".!?", dtype=np.uint8))
-    ends = np.flatnonzero(ending & _shifted(space | (data == _SEP), 1))
-    sentences = np.maximum(1, np.bincount(_rows(sep, ends), minlength=size))
-    # Length stripped: from the first character that is no space to the last.
-    solid = np.flatnonzero(~space & (data != _SEP))
-    first_at = np.searchsorted(solid, sep[:-1])
-    last_at = np.searchsorted(solid, sep[1:]) - 1
-    solid = np.append(solid, len(data))
-    lengths = np.where(first_at <= last_at, solid[np.maximum(last_at, 0)] - solid[first_at] + 1, 0)
-    # Marks: symbols (lower case), numbers of the plain text, brackets, "...".
-    symbol_starts, symbol_ends = _symbols(text)
-    plain = _replaced(text, symbol_starts, symbol_ends)
-    plain_sep = plain.sep()
-    number_starts, number_ends = _numbers(plain)
-    brackets = np.bincount(_rows(plain_sep, np.flatnonzero(plain.data == ord("("))), minlength=size)
-    dot = plain.data == ord(".")
-    dots = np.flatnonzero(dot & _shifted(dot, 1) & _shifted(dot, 2))
-    pausing = np.unique(_rows(plain_sep, dots))
-    bracketed = np.flatnonzero(brackets)
-    rows = np.concatenate(
-        [_rows(sep, symbol_starts), _rows(plain_sep, number_starts), bracketed, pausing]
-    )
-    keys = pa.concat_arrays(
-        [
-            _spans(data, symbol_starts, symbol_ends, "", lower=True),
-            _spans(plain.data, number_starts, number_ends, "#"),
-            pa.array(["("] * len(bracketed), pa.string()),
-            pa.array(["\u2026"] * len(pausing), pa.string()),
-        ]
-    )
-    counts = np.ones(len(rows), dtype=np.int64)
-    counts[len(rows) - len(pausing) - len(bracketed) : len(rows) - len(pausing)] = brackets[
-        bracketed
-    ]
-    return Shapes(sentences.astype(np.int64), lengths.astype(np.float64), rows, keys, counts)
+    size = len(texts)
+    sentences, lengths = _shape(text, text.sep(), size)
+    rows, keys, counts = _text_marks(text, _Rows(["en"] * size, np.zeros(size, np.bool_)))
+    return Shapes(sentences, lengths, rows, keys, counts)
 
 
 def english_terms(texts: Sequence[str], mapper: Mapper = map) -> Taken:
@@ -349,22 +307,8 @@ def _spelling(codes: NDArray[np.int64]) -> list[str]:
     return spelt
 
 
-class _Bytes(NamedTuple):
-    """Texts as bytes, a NUL before each and after the last, and each byte's classes."""
-
-    data: NDArray[np.uint8]
-    flags: NDArray[np.uint8]
-
-    def has(self, bit: int) -> NDArray[np.bool_]:
-        found: NDArray[np.bool_] = (self.flags & bit) != 0
-        return found
-
-    def sep(self) -> NDArray[np.int64]:
-        return np.flatnonzero(self.data == _SEP)
-
-
-def _bytes(data: NDArray[np.uint8]) -> _Bytes:
-    return _Bytes(data, _classes()[data])
+def _bytes(data: NDArray[np.uint8]) -> _Text:
+    return _Text(data, _classes()[data], _SEP)
 
 
 def _chunk(texts: Sequence[str]) -> _Found:
@@ -375,7 +319,7 @@ def _chunk(texts: Sequence[str]) -> _Found:
     text = _bytes(_bytes_of(texts))
     # Symbols are found in the text; the rest in its plain text, each symbol one space.
     symbol_starts, symbol_ends = _symbols(text)
-    plain = _replaced(text, symbol_starts, symbol_ends)
+    plain = _replace(text, symbol_starts, symbol_ends, ord(" "))
     plain_sep = plain.sep()
     number_starts, number_ends = _numbers(plain)
     capital_starts, capital_ends = _capitalised(plain)
@@ -386,14 +330,14 @@ def _chunk(texts: Sequence[str]) -> _Found:
     )
     # Words: letter runs of two or more of the plain text without its numbers (only a
     # number's last letter, as in 702.62a, is a letter), their first STEM letters.
-    letter = plain.has(_LETTER)
+    letter = plain.has(_WORD)
     letter[number_ends - 1] = False
     word_starts = np.flatnonzero(letter & ~_shifted(letter, -1))
     word_ends = np.flatnonzero(letter & ~_shifted(letter, 1)) + 1
     long = word_ends - word_starts >= 2  # noqa: PLR2004 - features._STEMS_EN drops a one-letter word
     word_starts, word_ends = word_starts[long], word_ends[long]
     word_rows = _rows(plain_sep, word_starts)
-    lowered = _lowered(plain.data)
+    lowered = _lowered(plain.points)
     word_codes = _packed(lowered, word_starts, word_ends)
     # Anchors: symbols (lower case), numbers, capitalised words of MIN_NAME letters or more.
     named = capital_ends - capital_starts >= MIN_NAME
@@ -406,10 +350,10 @@ def _chunk(texts: Sequence[str]) -> _Found:
     )
     anchors = pa.concat_arrays(
         [
-            _spans(text.data, symbol_starts, symbol_ends, ANCHOR, lower=True),
-            _spans(plain.data, number_starts, number_ends, ANCHOR + "#"),
+            _spans(text.points, symbol_starts, symbol_ends, ANCHOR, lower=True),
+            _spans(plain.points, number_starts, number_ends, ANCHOR + "#"),
             _spans(
-                plain.data, capital_starts[named], capital_ends[named], ANCHOR + "@", lower=True
+                plain.points, capital_starts[named], capital_ends[named], ANCHOR + "@", lower=True
             ),
         ]
     )
@@ -423,11 +367,11 @@ def _chunk(texts: Sequence[str]) -> _Found:
     # Which are names: each name's first STEM letters, and the name itself from MIN_NAME.
     name_rows = _rows(printed.sep(), name_starts)
     name_words = (name_rows << _ROW) | _packed(
-        _lowered(text.data) if len(symbol_starts) else lowered, name_starts, name_ends
+        _lowered(text.points) if len(symbol_starts) else lowered, name_starts, name_ends
     )
     long_names = name_ends - name_starts >= MIN_NAME
     names = _spans(
-        printed.data, name_starts[long_names], name_ends[long_names], ANCHOR + "@", lower=True
+        printed.points, name_starts[long_names], name_ends[long_names], ANCHOR + "@", lower=True
     )
     spelling = np.asarray(
         pc.index_in(names, value_set=spelt).fill_null(-1).to_numpy(zero_copy_only=False),
@@ -450,54 +394,6 @@ def _chunk(texts: Sequence[str]) -> _Found:
         ),
         spelt,
     )
-
-
-def _symbols(text: _Bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """features._SYMBOL's matches: { then 1 to 8 bytes but braces and spaces, then }."""
-    data = text.data
-    opening = np.flatnonzero(data == ord("{"))
-    stops = np.flatnonzero(text.has(_STOP))
-    close = stops[np.searchsorted(stops, opening + 1)]
-    held = (data[close] == ord("}")) & (close - opening >= 2) & (close - opening <= 9)  # noqa: PLR2004
-    return opening[held], close[held] + 1
-
-
-def _replaced(text: _Bytes, starts: NDArray[np.int64], ends: NDArray[np.int64]) -> _Bytes:
-    """TEXT with each span [STARTS, ENDS) (apart) made one space."""
-    if not len(starts):
-        return text
-    marks = np.zeros(len(text.data) + 1, dtype=np.int8)
-    marks[starts + 1] = 1
-    marks[ends] -= 1
-    data = text.data.copy()
-    data[starts] = ord(" ")
-    return _bytes(data[np.cumsum(marks[:-1], dtype=np.int8) == 0])
-
-
-def _numbers(text: _Bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """features._NUMBER's matches: digits not after [A-Za-z0-9.], a fraction, no digit after."""
-    digit = text.has(_DIGIT)
-    starts = np.flatnonzero(digit & ~_shifted(text.has(_ALNUM_DOT), -1))
-    ends = _end(digit, starts)
-    data = text.data
-    last = len(data) - 1
-    # A fraction: "." and digits, then a lower-case letter that no digit follows.
-    dot = (data[ends] == ord(".")) & digit[np.minimum(ends + 1, last)]
-    fraction = _end(digit, np.minimum(ends + 1, last))
-    letter = text.has(_LOWER)[fraction] & ~digit[np.minimum(fraction + 1, last)]
-    return starts, np.where(dot, np.where(letter, fraction + 1, fraction), ends)
-
-
-def _capitalised(text: _Bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """features._CAPITALISED's matches: [A-Z][a-z]+ after a space after no end of sentence."""
-    lower = text.has(_LOWER)
-    starts = np.flatnonzero(
-        text.has(_UPPER)
-        & _shifted(lower, 1)
-        & _shifted(text.has(_SPACE), -1)
-        & _shifted(~text.has(_NOT_BEFORE), -2)
-    )
-    return starts, _end(lower, starts + 1)
 
 
 def _packed(

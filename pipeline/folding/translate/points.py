@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import cache, partial
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 import pyarrow as pa
@@ -143,17 +143,23 @@ def _unassigned() -> str:
 
 
 class _Text(NamedTuple):
-    """Code points (SEP-separated texts) and their classes."""
+    """Characters (SEPARATOR-separated texts) and their classes.
 
-    points: NDArray[np.int32]
+    Code points here (SEP); bytes in pipeline.folding.translate.bytewise, whose separator
+    is NUL: the patterns' functions below serve both.
+    """
+
+    # Code points (int32) or bytes (uint8).
+    points: NDArray[Any]
     flags: NDArray[np.uint16]
+    separator: int = SEP
 
     def has(self, bit: int) -> NDArray[np.bool_]:
         found: NDArray[np.bool_] = (self.flags & bit) != 0
         return found
 
     def sep(self) -> NDArray[np.int64]:
-        return np.flatnonzero(self.points == SEP)
+        return np.flatnonzero(self.points == self.separator)
 
 
 def _text(points: NDArray[np.int32]) -> _Text:
@@ -199,14 +205,16 @@ def _replace(text: _Text, starts: NDArray[np.int64], ends: NDArray[np.int64], by
     points[starts] = by
     flags = text.flags.copy()
     flags[starts] = tables().flags[by]
-    return _Text(np.delete(points, at), np.delete(flags, at))
+    return text._replace(points=np.delete(points, at), flags=np.delete(flags, at))
 
 
 def _symbols(text: _Text) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """features._SYMBOL's matches: { then 1 to 8 characters but braces and spaces, then }."""
     points = text.points
     opening = np.flatnonzero(points == ord("{"))
-    stop = (points == ord("{")) | (points == ord("}")) | text.has(_SPACE) | (points == SEP)
+    stop = (
+        (points == ord("{")) | (points == ord("}")) | text.has(_SPACE) | (points == text.separator)
+    )
     close = _next(stop, opening + 1)
     held = (points[close] == ord("}")) & (close - opening >= 2) & (close - opening <= 9)  # noqa: PLR2004
     return opening[held], close[held] + 1
@@ -237,7 +245,7 @@ def _runs(mask: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]
 def _capitalised(text: _Text) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """features._CAPITALISED's matches: [A-Z][a-z]+ after a space after no end of sentence."""
     lower = text.has(_LOWER)
-    before = ~text.has(_NOT_BEFORE) & (text.points != SEP)
+    before = ~text.has(_NOT_BEFORE) & (text.points != text.separator)
     starts = np.flatnonzero(
         text.has(_UPPER)
         & _shifted(lower, 1)
@@ -528,10 +536,10 @@ def _shape(
     points = paused.points
     end_char = np.isin(points, list(_ENDS))
     stop = np.isin(points, [ord("."), ord("!"), ord("?")])
-    after = _shifted(paused.has(_SPACE) | (points == SEP), 1)
+    after = _shifted(paused.has(_SPACE) | (points == paused.separator), 1)
     ends = np.flatnonzero(end_char | (stop & after))
     sentences = np.maximum(1, np.bincount(_rows(sep, ends), minlength=size)[:size])
-    solid = np.flatnonzero(~paused.has(_SPACE) & (points != SEP))
+    solid = np.flatnonzero(~paused.has(_SPACE) & (points != paused.separator))
     first_at = np.searchsorted(solid, sep[:-1])
     last_at = np.searchsorted(solid, sep[1:]) - 1
     solid = np.append(solid, len(points))
