@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pipeline.folding.translate.lexicon import Lexicon
 
 index_module = importlib.import_module("pipeline.folding.translate.index")
+scoring_module = importlib.import_module("pipeline.folding.translate.scoring")
 
 _SAMPLE = FIXTURES / "language" / "held-out-sample.jsonl"
 
@@ -58,7 +59,7 @@ def test_best_is_each_column_sorted(texts: int) -> None:
     cosine[:, 1] = 0.5  # one where every text ties
     cosine[-1, 2] = 2.0  # the best in the rows past the last whole round of blocks
     for count in (1, 3, 20):
-        assert index_module._best(cosine, count) == _best_by_sorting(cosine, count)
+        assert scoring_module._best(cosine, count) == _best_by_sorting(cosine, count)
 
 
 def test_shortlists_are_the_cosines_term_by_term(
@@ -117,7 +118,7 @@ def test_coverage_in_parts_is_coverage_at_once(
     pair_query, pair_doc = _pairs(queries, len(index), 0)
     whole = index.coverage_many(queries, pair_query, pair_doc)
     for cells in (1, 50, 5_000):
-        monkeypatch.setattr(index_module, "_HELD_CELLS", cells)
+        monkeypatch.setattr(scoring_module, "_HELD_CELLS", cells)
         index._reach = None
         assert index.coverage_many(queries, pair_query, pair_doc).tobytes() == whole.tobytes()
     assert np.count_nonzero(whole) > len(whole) / 4

@@ -8,20 +8,33 @@ once, as flat arrays;
 re-scores (translation, candidate) pairs, each in a few numpy passes over the whole batch.
 `Query` and `EnglishIndex.coverage()` score one pair in plain Python: the definition the
 batched passes are tested against.
+
+The lexicon's entries as the index's term ids are kept in entries.py, and the batched
+passes of shortlists() and coverage_many() are in scoring.py.
 """
 
 from __future__ import annotations
 
 import math
-from itertools import chain, pairwise, repeat
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from itertools import chain, repeat
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from pipeline.folding.translate.entries import Options, _Entries
 from pipeline.folding.translate.features import ANCHOR, features, marks, shape
+from pipeline.folding.translate.scoring import (
+    _covered,
+    _lists,
+    _merged,
+    _parts,
+    _Reach,
+    _reach,
+    _text_rows,
+    _Top,
+    _top,
+)
 from pipeline.folding.translate.terms import TermTable, expand, term_table
 from pipeline.text.normalize import fold
 
@@ -35,18 +48,14 @@ if TYPE_CHECKING:
     from pipeline.folding.translate.features import Marks
     from pipeline.folding.translate.lexicon import Lexicon
 
-# A lexicon entry: the English features a foreign one may stand for, with their weights.
-Options = tuple[tuple[str, float], ...]
-# The scalar type of a growing column (_Growing).
-_Scalar = TypeVar("_Scalar", bound=np.generic)
+# Options (a lexicon entry's English features) is entries.py's; importable from here as before.
+__all__ = ["EnglishIndex", "Options", "Queries", "Query", "foreign_terms"]
+
 # Cutting the index to a batch's terms costs about as much as multiplying the entries it
 # leaves out by this many queries (scipy 1.17: 6-8 ns an entry cut, 0.2 ns a product; set
 # between the card texts, where cutting saves a third, and 101,630 distinct English texts
 # of a small vocabulary, where it doubles the time).
 _CUT_COST = 24
-# The blocks of English texts whose best cosines bound a shortlist's lowest from below
-# (_best): enough that a column's best texts are mostly in blocks of their own.
-_BLOCKS = 256
 # The cosines shortlists() holds at once (texts by queries): the texts are taken in blocks of
 # as many rows, so memory stays bounded however many queries share a product.
 _COSINE_CELLS = 1 << 22
@@ -470,283 +479,6 @@ class EnglishIndex:
         return np.where(valid, scores, 0.0)
 
 
-class _Block(NamedTuple):
-    """A language's lexicon table as entries: feature N (its features sorted) is BASE + N."""
-
-    table: Mapping[str, Options]
-    # The table's features, sorted (an Arrow string array).
-    names: Column
-    base: int
-
-
-class _Entries:
-    """An index's lexicon entries (and anchors) as its term ids, as arrays.
-
-    Entry N's options are rows bounds[N] to bounds[N + 1] of the option columns: as cosine
-    terms (their lexicon weights), and as coverage options (cover_terms, -1 where no text
-    holds it, with their share of the best weight); its weight is that of its best-weighted
-    option. A language's table is made entries at once, the first time a batch holds the
-    language (_Block: a feature's entry is its rank, no Python per feature); an anchor
-    when a batch first holds it. English terms no text holds get ids past the vocabulary's,
-    numbered in the order the entries holding them are first used (made()): they count in
-    a translation's norm, in that order, and match nothing.
-    """
-
-    def __init__(self, index: EnglishIndex) -> None:
-        self._index = index
-        # Each language's table (the last asked), and the features of those tables: their
-        # union, and each table's ranks by union position (_union).
-        self._blocks: dict[str, _Block] = {}
-        self._features: tuple[list[_Block], Column, NDArray[np.int64]] | None = None
-        # Each anchor's entry.
-        self._anchors: dict[str, int] = {}
-        # Each English term no text holds: its code, and each code's number past the
-        # vocabulary (-1 until an entry first used holds it); how many are numbered.
-        self._codes: dict[str, int] = {}
-        self._numbers = _Growing(np.int64)
-        self.extra = 0
-        # Entries: where each one's options begin (and the last ends), its weight, whether
-        # a batch used it yet. Options: term id or -1, code or -1, weight, share of the best.
-        self._bounds = _Growing(np.int64)
-        self._bounds.extend(np.zeros(1, dtype=np.int64))
-        self._weights = _Growing(np.float64)
-        self._used = _Growing(np.bool_)
-        self._cover_terms = _Growing(np.int64)
-        self._option_codes = _Growing(np.int64)
-        self._bag_weights = _Growing(np.float64)
-        self._cover_shares = _Growing(np.float64)
-        self._idf_past: NDArray[np.float64] | None = None
-        # Whether some entry has no option (a lexicon feature with none).
-        self._empty = False
-
-    def block(self, lang: str, table: Mapping[str, Options]) -> _Block:
-        """LANG's lexicon TABLE as entries, made the first time it is asked for."""
-        found = self._blocks.get(lang)
-        if found is None or found.table is not table:
-            names = sorted(table)
-            options = list(map(table.__getitem__, names))
-            flat = list(chain.from_iterable(options))
-            base = self._add(
-                np.fromiter(map(len, options), np.int64, len(options)),
-                list(map(itemgetter(0), flat)),
-                np.fromiter(map(itemgetter(1), flat), np.float64, len(flat)),
-            )
-            found = self._blocks[lang] = _Block(table, pa.array(names, pa.string()), base)
-        return found
-
-    def ranks(
-        self,
-        names: list[str],
-        lexicon: Lexicon,
-        codes: NDArray[np.int64],
-        rows: tuple[NDArray[np.int64], Column],
-    ) -> NDArray[np.int64]:
-        """Each token's rank among its language's features, or -1: ROWS (row, token) pairs.
-
-        Row R's language is NAMES[CODES[R]]. One hash lookup of every token among the union
-        of the languages' features (Arrow's index_in), then a language's rank of each union
-        position (a table, numpy). The word columns are millions long: they are taken in
-        32 bits until the ranks, so that the lookup makes few arrays of them.
-        """
-        word_rows, tokens = rows
-        held = [self.block(name, lexicon[name]) for name in names if name in lexicon]
-        blocks, union, table = self._union()
-        # Each language's row of the table; a language the lexicon lacks, the last (-1s).
-        row = np.full(len(names), len(blocks), dtype=np.int64)
-        number = {id(block): n for n, block in enumerate(blocks)}
-        row[[n for n, name in enumerate(names) if name in lexicon]] = [
-            number[id(block)] for block in held
-        ]
-        indexed: Column = pc.index_in(tokens, value_set=union)
-        found: Column = pc.fill_null(indexed, len(union))
-        # The table's cells number fewer than 2**31 (its rows are the languages).
-        at: NDArray[np.int32] = (row[codes] * table.shape[1]).astype(np.int32)[word_rows]
-        at += np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int32)
-        ranks: NDArray[np.int64] = np.take(table, at)
-        return ranks
-
-    def _union(self) -> tuple[list[_Block], Column, NDArray[np.int64]]:
-        """The languages' tables made so far, their features (a union), and their ranks.
-
-        The table has a row per block and a last one, and a column per feature and a last
-        one (a token none holds): each block's rank of each feature, -1 where it has none.
-        Made again only when a language is added (or its table replaced).
-        """
-        blocks = list(self._blocks.values())
-        known = self._features
-        if known is not None and [id(block) for block in known[0]] == list(map(id, blocks)):
-            return known
-        # One dictionary_encode of the tables' features end to end: its indices are each
-        # feature's position in the union, in block order, each block's in rank order.
-        lengths = np.asarray([len(block.names) for block in blocks], dtype=np.int64)
-        encoded = pc.dictionary_encode(
-            pa.concat_arrays([block.names for block in blocks] or [pa.array([], pa.string())])
-        )
-        union = encoded.dictionary
-        position = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        block = np.repeat(np.arange(len(blocks), dtype=np.int64), lengths)
-        rank = np.arange(len(position), dtype=np.int64) - np.repeat(
-            np.cumsum(lengths) - lengths, lengths
-        )
-        table = np.full((len(blocks) + 1, len(union) + 1), -1, dtype=np.int64)
-        table[block, position] = rank
-        self._features = (blocks, union, table)
-        return self._features
-
-    def words(
-        self,
-        codes: NDArray[np.int64],
-        base: NDArray[np.int64],
-        alphabetical: NDArray[np.int64],
-        row_of: NDArray[np.int64],
-        ranks: NDArray[np.int64],
-    ) -> tuple[NDArray[np.int64], ...]:
-        """The items of word features of rows ROW_OF, ranked RANKS in their language's table.
-
-        One item per (row, distinct feature its table holds options for), with its count,
-        rows in order and each row's in rank order; the language of row R is CODES[R], its
-        entries start at BASE[code]. Returned as (query, entry, count, the entries used for
-        the first time in the order they are made: by language (ALPHABETICAL), then rank).
-        """
-        lang = codes[row_of]
-        held = np.flatnonzero((ranks >= 0) & (base[lang] >= 0))
-        entry = base[lang[held]] + ranks[held]
-        width = max(1, len(self._weights.view))
-        keys, counts = np.unique(row_of[held] * width + entry, return_counts=True)
-        query, entry = np.divmod(keys, width)
-        if self._empty:  # an entry of no option gives no item
-            bounds = self._bounds.view
-            kept = np.flatnonzero(bounds[entry + 1] > bounds[entry])
-            query, entry, counts = query[kept], entry[kept], counts[kept]
-        fresh = np.flatnonzero(~self._used.view[entry])
-        if len(fresh):
-            first = np.unique(alphabetical[codes[query[fresh]]] * width + entry[fresh]) % width
-        else:
-            first = fresh
-        return query, entry, counts.astype(np.int64), first
-
-    def anchors(
-        self,
-        codes: NDArray[np.int64],
-        row_of: NDArray[np.int64],
-        tokens: Column,
-    ) -> tuple[NDArray[np.int64], ...]:
-        """The anchor items of a batch: one per (row, distinct anchor), with its count.
-
-        Each row's anchors in sorted order. An anchor met for the first time is made an
-        entry, in the order the one-text path met them (rows of a language in turn, in the
-        order the languages first appear; each row's anchors sorted). Returned as words().
-        """
-        encoded = pc.dictionary_encode(tokens)
-        distinct = encoded.dictionary.to_pylist()
-        ordered = sorted(range(len(distinct)), key=distinct.__getitem__)
-        rank = np.empty(len(distinct), dtype=np.int64)
-        rank[ordered] = np.arange(len(distinct), dtype=np.int64)
-        indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        width = max(1, len(distinct))
-        keys, counts = np.unique(row_of * width + rank[indices], return_counts=True)
-        query, ranked = np.divmod(keys, width)
-        anchors = list(map(distinct.__getitem__, ordered))
-        entry_of = np.fromiter(map(self._anchors.get, anchors, repeat(-1)), np.int64, len(anchors))
-        first = np.zeros(0, dtype=np.int64)
-        if (entry_of < 0).any():
-            # Languages in the order they first appear (codes are numbered so; ROW_OF are
-            # rows of languages the lexicon holds), then rows, then anchors: each new anchor
-            # where it is first met.
-            met = np.lexsort((ranked, query, codes[query]))
-            _, at = np.unique(ranked[met], return_index=True)
-            new = ranked[met[np.sort(at)]]
-            new = new[entry_of[new] < 0]
-            made = list(map(anchors.__getitem__, new.tolist()))
-            ones = np.ones(len(made), dtype=np.int64)
-            start = self._add(ones, made, ones.astype(np.float64))
-            first = np.arange(start, start + len(made), dtype=np.int64)
-            entry_of[new] = first
-            self._anchors.update(zip(made, first.tolist(), strict=True))
-        return query, entry_of[ranked], counts.astype(np.int64), first
-
-    def _add(
-        self, counts: NDArray[np.int64], english: list[str], weights: NDArray[np.float64]
-    ) -> int:
-        """Entries of COUNTS options each (ENGLISH terms, WEIGHTS, in turn): the first's number.
-
-        An entry's shares are its weights over its first (best) one's; its weight is the
-        highest of its terms' (weight_of: an unseen term's where no text holds it).
-        """
-        index = self._index
-        cover = np.fromiter(map(index.vocabulary.get, english, repeat(-1)), np.int64, len(english))
-        codes = np.full(len(english), -1, dtype=np.int64)
-        unheld = np.flatnonzero(cover < 0)
-        if len(unheld):
-            known = self._codes
-            before = len(known)
-            terms = list(map(english.__getitem__, unheld.tolist()))
-            codes[unheld] = np.fromiter(
-                map(known.setdefault, terms, map(len, repeat(known, len(terms)))),
-                np.int64,
-                len(terms),
-            )
-            self._numbers.extend(np.full(len(known) - before, -1, dtype=np.int64))
-        held = np.flatnonzero(counts > 0)
-        self._empty |= len(held) < len(counts)
-        starts = (np.cumsum(counts) - counts)[held]
-        option_weight = np.full(len(english), index.unseen_idf, dtype=np.float64)
-        found = np.flatnonzero(cover >= 0)
-        option_weight[found] = index.arrays().weights[cover[found]]
-        entry_weight = np.zeros(len(counts), dtype=np.float64)
-        if len(held):
-            entry_weight[held] = np.maximum.reduceat(option_weight, starts)
-        first = len(self._weights.view)
-        self._bounds.extend(self._bounds.view[-1] + np.cumsum(counts))
-        self._weights.extend(entry_weight)
-        self._used.extend(np.zeros(len(counts), dtype=np.bool_))
-        self._cover_terms.extend(cover)
-        self._option_codes.extend(codes)
-        self._bag_weights.extend(weights)
-        self._cover_shares.extend(weights / np.repeat(weights[starts], counts[held]))
-        return first
-
-    def made(self, entries: NDArray[np.int64]) -> None:
-        """ENTRIES are used (in this order): number the terms past the vocabulary they hold.
-
-        Each term no text holds is numbered the first time an entry holding it is used, in
-        the order of the entries and of their options: as the one-text path numbered them.
-        """
-        used = self._used.view
-        fresh = entries[~used[entries]]
-        if not len(fresh):
-            return
-        used[fresh] = True
-        _, at = expand(self._bounds.view, fresh)
-        codes = self._option_codes.view[at]
-        numbers = self._numbers.view
-        codes = codes[codes >= 0]
-        codes = codes[numbers[codes] < 0]
-        if len(codes):
-            distinct, first = np.unique(codes, return_index=True)
-            numbered = distinct[np.argsort(first)]
-            numbers[numbered] = np.arange(self.extra, self.extra + len(numbered))
-            self.extra += len(numbered)
-
-    def arrays(self) -> _EntryArrays:
-        """The entries as arrays (views: good until entries are added)."""
-        return _EntryArrays(
-            self._bounds.view,
-            self._weights.view,
-            self._cover_terms.view,
-            self._option_codes.view,
-            self._numbers.view,
-            self._bag_weights.view,
-            self._cover_shares.view,
-        )
-
-    def idf_past(self) -> NDArray[np.float64]:
-        """The index's IDF by term id, and past the last the unseen terms' (no text's)."""
-        if self._idf_past is None:
-            self._idf_past = np.append(self._index.arrays().idf, self._index.unseen_idf)
-        return self._idf_past
-
-
 def _codes(langs: Sequence[str]) -> tuple[list[str], NDArray[np.int64]]:
     """The distinct LANGS in the order they first appear, and each one's number among them."""
     numbers: dict[str, int] = {}
@@ -793,46 +525,6 @@ def _firsts(keys: NDArray[np.int64], shares: NDArray[np.float64]) -> NDArray[np.
     return found
 
 
-class _Growing(Generic[_Scalar]):
-    """A column that grows at its end, its capacity doubled when full: O(1) per value."""
-
-    __slots__ = ("_data", "_size")
-
-    def __init__(self, dtype: type[_Scalar]) -> None:
-        self._data: NDArray[_Scalar] = np.zeros(64, dtype=dtype)
-        self._size = 0
-
-    @property
-    def view(self) -> NDArray[_Scalar]:
-        """The values so far (a view: writes go to the column)."""
-        return self._data[: self._size]
-
-    def extend(self, values: NDArray[_Scalar]) -> None:
-        """Append VALUES."""
-        end = self._size + len(values)
-        if end > len(self._data):
-            grown = np.zeros(max(end, 2 * len(self._data)), dtype=self._data.dtype)
-            grown[: self._size] = self._data[: self._size]
-            self._data = grown
-        self._data[self._size : end] = values
-        self._size = end
-
-
-class _EntryArrays(NamedTuple):
-    """_Entries as arrays: each option is a cosine term and a coverage option at once."""
-
-    # Where each entry's options begin, and where the last ends; each entry's weight.
-    bounds: NDArray[np.int64]
-    weights: NDArray[np.float64]
-    # Each option's term id (-1: no text holds it), code (-1: a text does), the number past
-    # the vocabulary of each code, each option's lexicon weight and share of the best.
-    cover_terms: NDArray[np.int64]
-    codes: NDArray[np.int64]
-    numbers: NDArray[np.int64]
-    bag_weights: NDArray[np.float64]
-    cover_shares: NDArray[np.float64]
-
-
 class _Arrays(NamedTuple):
     """An index as arrays: IDF and weights by term id, which text holds which term."""
 
@@ -866,221 +558,6 @@ class Queries(NamedTuple):
     # Whether the option stands for its English term in its query: its best share (the
     # first such option of the query).
     option_first: NDArray[np.bool_]
-
-
-class _Reach(NamedTuple):
-    """A batch's options as coverage_many() reads them (_reach), made once a batch.
-
-    COLUMN numbers the terms the options reach, in term order (every other term is the
-    last column, WIDTH - 1, which no option has). Each option's column, item, CREDIT (its
-    item's weight times its share) and, for the option that stands for its term in its
-    query (option_first), HIT (the term's weight times its share) and WEIGHT (the term's):
-    0 for the other options, which add nothing. Query Q's options are rows BOUNDS[Q] to
-    BOUNDS[Q + 1], COUNTS[Q] of them.
-    """
-
-    width: int
-    column: NDArray[np.int64]
-    option_column: NDArray[np.int32]
-    option_item: NDArray[np.int32]
-    credit: NDArray[np.float64]
-    hit: NDArray[np.float64]
-    weight: NDArray[np.float64]
-    bounds: NDArray[np.int64]
-    counts: NDArray[np.int64]
-    # Whether each item's options come in order of credit, highest first.
-    descending: bool
-
-
-# coverage_many() takes its pairs in parts whose table of texts by columns (_covered) holds
-# at most this many cells (bytes), and whose pairs' queries have about as many options at
-# most: the part's arrays stay small, and in int32.
-_HELD_CELLS = 1 << 22
-# An optional term (a name) in that table; a required one is 1, a term not held 0.
-_NAMED = 2
-
-
-def _reach(queries: Queries, arrays: _Arrays, vocabulary: int) -> _Reach:
-    """The options of QUERIES laid out for coverage_many(), the terms numbered in columns.
-
-    The columns are the terms the options reach, not every term of the VOCABULARY: a
-    batch's translations reach a part of it.
-    """
-    term = queries.option_term
-    reached = np.zeros(max(1, vocabulary), dtype=np.bool_)
-    reached[term] = True
-    column = np.cumsum(reached) - 1
-    width = int(column[-1]) + 2
-    column[~reached] = width - 1
-    weight = np.where(queries.option_first, arrays.weights[term], 0.0)
-    bounds = np.searchsorted(queries.option_query, np.arange(queries.size + 1))
-    item = queries.option_item
-    credit = queries.item_weight[item] * queries.option_share
-    rising = (item[1:] == item[:-1]) & (credit[1:] > credit[:-1])
-    return _Reach(
-        width,
-        column,
-        column[term].astype(np.int32),
-        item.astype(np.int32),
-        credit,
-        weight * queries.option_share,
-        weight,
-        bounds,
-        np.diff(bounds),
-        not rising.any(),
-    )
-
-
-def _parts(reach: _Reach, pair_query: NDArray[np.int64]) -> list[tuple[int, int]]:
-    """The parts coverage_many() takes PAIR_QUERY's pairs in (_HELD_CELLS): (start, end)."""
-    pairs = len(pair_query)
-    ends = np.cumsum(reach.counts[pair_query])
-    if pairs * reach.width <= _HELD_CELLS and (not pairs or ends[-1] <= _HELD_CELLS):
-        return [(0, pairs)]
-    by_docs = np.arange(0, pairs, max(1, _HELD_CELLS // reach.width))
-    by_slots = np.searchsorted(ends, np.arange(_HELD_CELLS, int(ends[-1]), _HELD_CELLS))
-    starts = np.union1d(by_docs, by_slots).tolist()
-    return list(pairwise([*starts, pairs]))
-
-
-def _covered(
-    reach: _Reach,
-    arrays: _Arrays,
-    pair_query: NDArray[np.int64],
-    pair_doc: NDArray[np.int64],
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Each pair's foreign hit, English hit and English optional total (coverage()'s sums).
-
-    Each pair's query's options, in order, looked up in a table of the terms its English
-    text holds: the options found come out in the order coverage_many() adds them, pair
-    by pair, with no sort. In int32: the table and the pairs' options are small
-    (_parts).
-    """
-    pairs = len(pair_query)
-    width = reach.width
-    # The pairs' texts by the batch's columns: 0 where the text lacks the term, 1 where it
-    # holds it, _NAMED where it holds it as an optional one (a name).
-    docs, doc_row = np.unique(pair_doc, return_inverse=True)
-    owner, at = expand(arrays.doc_starts, docs)
-    held = np.zeros(len(docs) * width, dtype=np.int8)
-    held[owner * width + reach.column[arrays.doc_terms[at]]] = 1 + arrays.optional[at]
-    # A slot per (pair, option of its query), pair by pair, each pair's options in order:
-    # slot S is option row S + its pair's shift.
-    counts = reach.counts[pair_query]
-    ends = np.cumsum(counts)
-    shift = reach.bounds[pair_query] - (ends - counts)
-    rows = np.repeat(shift.astype(np.int32), counts)
-    rows += np.arange(len(rows), dtype=np.int32)
-    cells = np.repeat((doc_row * width).astype(np.int32), counts)
-    cells += reach.option_column[rows]
-    found = held[cells]
-    hit = np.flatnonzero(found != 0)  # nonzero() of bools: several times faster than of int8
-    # Each pair's first option found, and how many it found.
-    first = np.searchsorted(hit, ends - counts)
-    per = np.diff(first, append=len(hit))
-    owner = np.repeat(np.arange(pairs), per)
-    rows, found = rows[hit], found[hit]
-    # A foreign term's credit: its best option found (options of an item are adjacent),
-    # the first found where each item's options come best first (as a lexicon lists
-    # them). Its weight times its best share is its best weight times share: rounding
-    # keeps order.
-    items = reach.option_item[rows]
-    change = np.ones(len(rows), dtype=np.bool_)
-    np.not_equal(items[1:], items[:-1], out=change[1:])
-    change[first[per > 0]] = True
-    starts = np.flatnonzero(change)
-    if reach.descending or not len(starts):
-        credit = reach.credit[rows[starts]]
-    else:
-        credit = np.maximum.reduceat(reach.credit[rows], starts)
-    foreign_hit = np.bincount(owner[starts], weights=credit, minlength=pairs)
-    # An English term reached: once per pair, at the best share that reaches it (the
-    # others add 0, which leaves a sum as it is).
-    english_hit = np.bincount(owner, weights=reach.hit[rows], minlength=pairs)
-    named = np.flatnonzero(found == _NAMED)
-    english_named = np.bincount(owner[named], weights=reach.weight[rows[named]], minlength=pairs)
-    return (
-        foreign_hit.astype(np.float64, copy=False),
-        english_hit.astype(np.float64, copy=False),
-        english_named.astype(np.float64, copy=False),
-    )
-
-
-class _Top(NamedTuple):
-    """Each query's best texts, query by query, each one's best first (then lowest row)."""
-
-    rows: NDArray[np.int64]
-    columns: NDArray[np.int64]
-    values: NDArray[np.float32]
-
-
-def _best(cosine: NDArray[np.float32], count: int) -> list[list[int]]:
-    """Each column's COUNT rows of highest value above 0, highest first (then lowest row)."""
-    return _lists(_top(cosine, count), cosine.shape[1])
-
-
-def _top(cosine: NDArray[np.float32], count: int) -> _Top:
-    """_best() of COSINE as flat columns, with the values: at most COUNT rows a column.
-
-    Exact, without sorting or partitioning every row: the rows fall in _BLOCKS blocks (row
-    N in block N modulo their number), and the COUNT-th highest of a column's block maxima
-    is at most its COUNT-th highest value (they are COUNT values of distinct rows). So the
-    rows at or above it hold the column's COUNT best, and there are few of them: a
-    column's best rows are mostly in blocks of their own. A text of cosine 0 shares no
-    term with the translation: its coverage would be 0 too.
-    """
-    texts, queries = cosine.shape
-    if texts > count:
-        blocks = min(texts, max(count, _BLOCKS))
-        # Whole rounds of BLOCKS rows in one maximum over the rounds; the rows past the
-        # last round go to the first blocks.
-        full = texts // blocks * blocks
-        maxima = cosine[:full].reshape(-1, blocks * queries).max(axis=0).reshape(blocks, queries)
-        tail = texts - full
-        np.maximum(maxima[:tail], cosine[full:], out=maxima[:tail])
-        floor = np.partition(maxima, blocks - count, axis=0)[blocks - count]
-    else:
-        floor = np.zeros(queries, dtype=cosine.dtype)
-    # At or above the floor, and above 0, in one pass (tiny: the least positive normal).
-    floor = np.maximum(floor, np.finfo(cosine.dtype).tiny)
-    rows, columns = np.divmod(np.flatnonzero(cosine >= floor), queries)
-    return _firsts_of(_Top(rows, columns, cosine[rows, columns]), count)
-
-
-def _merged(parts: Sequence[_Top], count: int) -> _Top:
-    """The best COUNT of each column among PARTS' (each _top() of a block of rows)."""
-    return _firsts_of(_Top(*(np.concatenate(column) for column in zip(*parts, strict=True))), count)
-
-
-def _firsts_of(found: _Top, count: int) -> _Top:
-    """FOUND (any order) column by column, each one's best first, then lowest row: COUNT."""
-    order = np.lexsort((found.rows, -found.values, found.columns))
-    rows, columns, values = found.rows[order], found.columns[order], found.values[order]
-    # Each row's place in its column: only the first COUNT are kept.
-    change = np.ones(len(columns), dtype=np.bool_)
-    np.not_equal(columns[1:], columns[:-1], out=change[1:])
-    starts = np.flatnonzero(change)
-    place = np.arange(len(columns)) - np.repeat(starts, np.diff(starts, append=len(columns)))
-    kept = np.flatnonzero(place < count)
-    return _Top(rows[kept], columns[kept], values[kept])
-
-
-def _lists(found: _Top, queries: int) -> list[list[int]]:
-    """Each of QUERIES columns' rows of FOUND (_firsts_of()'s), as lists."""
-    starts = np.searchsorted(found.columns, np.arange(queries + 1))
-    rows = found.rows
-    return [rows[start:end].tolist() for start, end in pairwise(starts)]
-
-
-def _text_rows(texts: sparse.csr_array, start: int, end: int) -> sparse.csr_array:
-    """Rows START to END of TEXTS, made of slices of its arrays (scipy's row slice costs more)."""
-    from scipy import sparse  # noqa: PLC0415 - imported by the runs that link, not by every command
-
-    first, last = int(texts.indptr[start]), int(texts.indptr[end])
-    return sparse.csr_array(
-        (texts.data[first:last], texts.indices[first:last], texts.indptr[start : end + 1] - first),
-        shape=(end - start, texts.shape[1]),
-    )
 
 
 class Query:
