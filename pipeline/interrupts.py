@@ -70,3 +70,31 @@ def committing() -> None:
     """Mark the commit point as reached: interrupts from now on no longer stop the run."""
     for guard in _GUARDS:
         guard._committing = True  # noqa: SLF001 - the one place that sets it
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM in the block: the first that came is taken when it ends.
+
+    For a block that must not be left half done, such as starting a thread (an interrupt
+    inside Thread.start() leaves the thread running, unknown to whoever would wait for
+    it) or waiting for one to end. When the block ends the signal is raised again, to the
+    handler that was in force before it (a guard's, Python's own), as if it came then.
+    Off the main thread, where no handler can be set, the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def hold(signum: int, _frame: FrameType | None) -> None:
+        came.append(signum)
+
+    previous = {signum: signal.signal(signum, hold) for signum in _SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if came:
+        signal.raise_signal(came[0])

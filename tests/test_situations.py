@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 import filelock
@@ -17,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import RAW, SEEDS, rows
 
-from pipeline import ingest
+from pipeline import ingest, interrupts
 from pipeline.cli import cli
 from pipeline.errors import InputError
 from pipeline.models import FileStatus
@@ -27,6 +29,8 @@ from pipeline.storage import commit
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pyarrow as pa
 
 SEED = "003_4e428d287bba6602.txt"  # a bullet dump of 17 rulings, no card named
 
@@ -231,6 +235,41 @@ def test_an_interrupt_at_any_commit_step_exits_with_what_happened(
     assert outcomes.count("not stored") >= 10
     assert outcomes.count("stored") >= 1
     assert outcomes == sorted(outcomes)  # "not stored" steps first, then "stored" ones
+
+
+def test_an_interrupt_while_the_parts_are_written_stops_them_before_the_run_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT on the parts' first write: no further part is written, and no writer outlives the run.
+
+    The commit waits for the parts' thread, stopped at its next part, before it says that
+    nothing was stored: a thread left writing would fill the staging folder the next run
+    clears and uses again.
+    """
+    finishing = threading.Event()
+    finish, write = commit._PartsWriter.finish, commit._write_durable
+    written: list[str] = []
+
+    def finish_seen(self: commit._PartsWriter, *, stop: bool) -> None:
+        finishing.set()
+        finish(self, stop=stop)
+
+    def interrupted_write(path: Path, table: pa.Table, name: str) -> None:
+        if threading.current_thread().name == "commit-parts":
+            if not written:  # the first part: Ctrl-C reaches the run meanwhile
+                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+                assert finishing.wait(30)  # the commit stops, and waits for this thread
+            written.append(name)
+        write(path, table, name)
+
+    monkeypatch.setattr(commit._PartsWriter, "finish", finish_seen)
+    monkeypatch.setattr(commit, "_write_durable", interrupted_write)
+    out = tmp_path / "out"
+    with interrupts.guarded(), pytest.raises(interrupts.Interrupted):
+        ingest([RAW], out=out)
+    assert len(written) == 1  # of the run's several parts, the first alone
+    assert [t for t in threading.enumerate() if t.name == "commit-parts"] == []
+    assert rows(out, "runs") == []  # nothing stored
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,6 @@ import shutil
 import signal
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -111,8 +110,10 @@ def commit(
         staging.mkdir(parents=True)
         # The new parts are written on a second thread while this one writes the rest:
         # Parquet encoding and compression let go of the interpreter, so two cores work.
-        with ThreadPoolExecutor(max_workers=1) as side:
-            written = side.submit(_write_parts, staging, parts)
+        side = _PartsWriter(staging, parts)
+        staged_all = False
+        try:
+            side.start()
             for name in sorted(VERSIONED):
                 _checkpoint()
                 target = staging / f"{name}.parquet"
@@ -122,7 +123,9 @@ def commit(
                     _write_durable(target, tables.pop(name), name)
                 else:
                     _link_or_copy(current / f"{name}.parquet", target)
-            written.result()  # its error, if any, is raised here
+            staged_all = True
+        finally:
+            side.finish(stop=not staged_all)  # its error, if any, is raised here
         _stage_index(out, current, staging, new_parts, reindex=reindex)
         staged = {(name, run): staging / _staged(name, run) for name, run in new_parts}
         _write_bytes(staging / manifest.FILE, manifest.build(out, current, staging, number, staged))
@@ -143,11 +146,51 @@ def commit(
         raise StoreError(msg) from exc
 
 
-def _write_parts(staging: Path, parts: MutableMapping[tuple[str, int], pa.Table]) -> None:
-    """Stage the new PARTS of the append-only tables, one file each, each taken out of PARTS."""
-    for name, run in sorted(parts):
-        _checkpoint()
-        _write_durable(staging / _staged(name, run), parts.pop((name, run)), name)
+class _PartsWriter:
+    """The new parts of the append-only tables, staged on a thread of their own.
+
+    No thread of a commit outlives it: one left writing after an interrupt went on filling
+    a staging folder that the next commit clears and fills again (and counted the crash
+    tests' steps in a later run). So the thread is started whole or not at all, and waited
+    for to its end, whatever interrupt comes meanwhile (interrupts.held); a commit that
+    fails first stops it at its next part.
+    """
+
+    def __init__(self, staging: Path, parts: MutableMapping[tuple[str, int], pa.Table]) -> None:
+        self._stopping = threading.Event()
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._write, args=(staging, parts), name="commit-parts"
+        )
+
+    def start(self) -> None:
+        """Start writing."""
+        with interrupts.held():
+            self._thread.start()
+
+    def finish(self, *, stop: bool) -> None:
+        """Wait for the end of the writing, STOP: at the next part; raise its error if not STOP.
+
+        With STOP the commit is failing already: its own error is the one to tell.
+        """
+        if stop:
+            self._stopping.set()
+        with interrupts.held():
+            if self._thread.ident is not None:  # started
+                self._thread.join()
+        if self._failure is not None and not stop:
+            raise self._failure
+
+    def _write(self, staging: Path, parts: MutableMapping[tuple[str, int], pa.Table]) -> None:
+        """Stage PARTS, one file each, each taken out of PARTS, until stopped."""
+        try:
+            for name, run in sorted(parts):
+                if self._stopping.is_set():
+                    return
+                _checkpoint()
+                _write_durable(staging / _staged(name, run), parts.pop((name, run)), name)
+        except BaseException as exc:  # noqa: BLE001 - raised again on the committing thread
+            self._failure = exc
 
 
 def _stage_index(

@@ -1,0 +1,52 @@
+"""Interrupts held through a block that must not be left half done (interrupts.held)."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from pipeline import interrupts
+
+
+def _held_block(steps: list[str]) -> None:
+    """A held block that receives SIGINT, then goes on; STEPS records how far it went."""
+    with interrupts.held():
+        signal.raise_signal(signal.SIGINT)
+        steps.append("the rest of the block")
+    steps.append("past the block")
+
+
+def test_a_signal_in_a_held_block_stops_the_run_when_the_block_ends() -> None:
+    """Under a guard, SIGINT in the block is Interrupted, raised once the block is done."""
+    steps: list[str] = []
+    with interrupts.guarded(), pytest.raises(interrupts.Interrupted) as caught:
+        _held_block(steps)
+    assert steps == ["the rest of the block"]
+    assert caught.value.signum == signal.SIGINT
+
+
+def test_without_a_guard_a_held_signal_is_pythons_own_keyboard_interrupt() -> None:
+    """Outside a guard the handler in force before the block takes it: KeyboardInterrupt."""
+    steps: list[str] = []
+    with pytest.raises(KeyboardInterrupt) as caught:
+        _held_block(steps)
+    assert steps == ["the rest of the block"]
+    assert not isinstance(caught.value, interrupts.Interrupted)
+
+
+def test_a_signal_held_after_the_commit_point_is_recorded_not_raised() -> None:
+    """After committing() a held signal reaches the guard, which records it."""
+    with interrupts.guarded() as guard:
+        interrupts.committing()
+        with interrupts.held():
+            signal.raise_signal(signal.SIGTERM)
+        assert guard.after_commit == [signal.SIGTERM]
+
+
+def test_the_handlers_in_force_before_a_held_block_are_in_force_after_it() -> None:
+    """The block sets its own handlers and gives the earlier ones back."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    with interrupts.held():
+        assert signal.getsignal(signal.SIGINT) is not before[signal.SIGINT]
+    assert {signum: signal.getsignal(signum) for signum in before} == before
