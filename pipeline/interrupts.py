@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from types import FrameType
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -73,14 +73,15 @@ def committing() -> None:
 
 
 @contextmanager
-def held() -> Iterator[None]:
+def held(meanwhile: Callable[[], object] | None = None) -> Iterator[None]:
     """Hold SIGINT and SIGTERM in the block: the first that came is taken when it ends.
 
     For a block that must not be left half done, such as starting a thread (an interrupt
     inside Thread.start() leaves the thread running, unknown to whoever would wait for
     it) or waiting for one to end. When the block ends the signal is raised again, to the
-    handler that was in force before it (a guard's, Python's own), as if it came then.
-    Off the main thread, where no handler can be set, the block runs as it is.
+    handler that was in force before it (a guard's, Python's own), as if it came then;
+    MEANWHILE, if given, is called as each comes (to hurry the block to its end). Off the
+    main thread, where no handler can be set, the block runs as it is.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -89,6 +90,8 @@ def held() -> Iterator[None]:
 
     def hold(signum: int, _frame: FrameType | None) -> None:
         came.append(signum)
+        if meanwhile is not None:
+            meanwhile()
 
     previous = {signum: signal.signal(signum, hold) for signum in _SIGNALS}
     try:

@@ -50,3 +50,18 @@ def test_the_handlers_in_force_before_a_held_block_are_in_force_after_it() -> No
     with interrupts.held():
         assert signal.getsignal(signal.SIGINT) is not before[signal.SIGINT]
     assert {signum: signal.getsignal(signum) for signum in before} == before
+
+
+def test_a_held_block_is_told_of_a_signal_as_it_comes() -> None:
+    """MEANWHILE runs when the signal comes, inside the block: it can hurry the block along."""
+    steps: list[str] = []
+
+    def block() -> None:
+        with interrupts.held(lambda: steps.append("told")):
+            steps.append("before")
+            signal.raise_signal(signal.SIGINT)
+            steps.append("after")
+
+    with pytest.raises(KeyboardInterrupt):
+        block()
+    assert steps == ["before", "told", "after"]

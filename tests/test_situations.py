@@ -272,6 +272,29 @@ def test_an_interrupt_while_the_parts_are_written_stops_them_before_the_run_ends
     assert rows(out, "runs") == []  # nothing stored
 
 
+def test_a_part_that_cannot_be_written_is_a_store_error_and_nothing_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts' thread fails (a full disk): its error is the run's, one line; no run stored."""
+    write = commit._write_durable
+
+    def full_disk(path: Path, table: pa.Table, name: str) -> None:
+        if threading.current_thread().name == "commit-parts":
+            raise OSError(28, "No space left on device")
+        write(path, table, name)
+
+    monkeypatch.setattr(commit, "_write_durable", full_disk)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["ingest", str(RAW), "--out", str(out)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: {out}: cannot write the dataset ([Errno 28] No space left on device); "
+        "the version before this run stays in force\n"
+    )
+    assert rows(out, "runs") == []
+    assert [t for t in threading.enumerate() if t.name == "commit-parts"] == []
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "shown"),
     [

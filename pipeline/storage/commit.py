@@ -171,11 +171,12 @@ class _PartsWriter:
     def finish(self, *, stop: bool) -> None:
         """Wait for the end of the writing, STOP: at the next part; raise its error if not STOP.
 
-        With STOP the commit is failing already: its own error is the one to tell.
+        With STOP the commit is failing already: its own error is the one to tell. An
+        interrupt while it waits stops the writing at the next part too, and is taken then.
         """
         if stop:
             self._stopping.set()
-        with interrupts.held():
+        with interrupts.held(self._stopping.set):
             if self._thread.ident is not None:  # started
                 self._thread.join()
         if self._failure is not None and not stop:
