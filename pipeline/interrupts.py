@@ -30,6 +30,10 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
+    def __reduce__(self) -> tuple[type[Interrupted], tuple[int]]:
+        """Pickled by its number (a worker's result crosses to the run as a pickle)."""
+        return (Interrupted, (self.signum,))
+
 
 @dataclass(slots=True)
 class Guard:
@@ -101,3 +105,17 @@ def held(meanwhile: Callable[[], object] | None = None) -> Iterator[None]:
             signal.signal(signum, handler)
     if came:
         signal.raise_signal(came[0])
+
+
+def in_worker() -> None:
+    """Set a run's worker process's signals: SIGINT is the run's to take, SIGTERM ends it.
+
+    A worker forked from a guarded run inherits the guard's handler. Ctrl-C in a terminal
+    reaches every process of the group: a worker that raised Interrupted then, idle or in
+    a task, broke its pool while the run was stopping (a whole group's SIGINT during the
+    reading once left the run waiting for good on a worker blocked writing its result). So
+    a worker ignores SIGINT, and the run, which takes it, shuts its pools down; SIGTERM
+    ends a worker at once, as a pool's terminate() expects.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import pickle
 import signal
+from pathlib import Path
 
 import pytest
 
 from pipeline import interrupts
+from pipeline.limits import Limits
+from pipeline.reading import executor
 
 
 def _held_block(steps: list[str]) -> None:
@@ -65,3 +70,53 @@ def test_a_held_block_is_told_of_a_signal_as_it_comes() -> None:
     with pytest.raises(KeyboardInterrupt):
         block()
     assert steps == ["before", "told", "after"]
+
+
+def test_interrupted_crosses_from_a_worker_process_whole() -> None:
+    """A worker's Interrupted comes back to the run as a pickle: the same signal."""
+    again = pickle.loads(pickle.dumps(interrupts.Interrupted(signal.SIGTERM)))  # noqa: S301 - its own bytes
+    assert isinstance(again, interrupts.Interrupted)
+    assert again.signum == signal.SIGTERM
+
+
+def _dispositions() -> tuple[object, object]:
+    """The SIGINT and SIGTERM handlers of the process that calls it."""
+    return signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+
+
+def test_a_reading_worker_leaves_sigint_to_the_run_and_dies_of_sigterm() -> None:
+    """Forked from a guarded run, a worker of the reading pool ignores SIGINT; SIGTERM kills it."""
+    with interrupts.guarded():
+        pool = executor._new_pool(1, Limits())
+        with pool:
+            found = pool.submit(_dispositions).result()
+    assert found == (signal.SIG_IGN, signal.SIG_DFL)
+
+
+def test_every_process_pool_of_the_package_sets_its_workers_signals() -> None:
+    """Each ProcessPoolExecutor names an initializer that calls interrupts.in_worker().
+
+    A pool forked without it would hand its workers the run's guard (see above).
+    """
+    package = Path(interrupts.__file__).parent
+    pools = 0
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        calls = {
+            node.name: {
+                ast.unparse(call.func) for call in ast.walk(node) if isinstance(call, ast.Call)
+            }
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(
+                "ProcessPoolExecutor"
+            ):
+                pools += 1
+                named = {k.arg: ast.unparse(k.value) for k in node.keywords}
+                setup = named.get("initializer", "")
+                assert setup == "interrupts.in_worker" or "interrupts.in_worker" in calls.get(
+                    setup, set()
+                ), f"{path.relative_to(package)}:{node.lineno}: initializer {setup or 'none'}"
+    assert pools >= 4  # reading, language detection, English terms, linking

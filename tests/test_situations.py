@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import filelock
@@ -270,6 +271,58 @@ def test_an_interrupt_while_the_parts_are_written_stops_them_before_the_run_ends
     assert len(written) == 1  # of the run's several parts, the first alone
     assert [t for t in threading.enumerate() if t.name == "commit-parts"] == []
     assert rows(out, "runs") == []  # nothing stored
+
+
+# `pipeline ingest` with each batch's read slowed down, and a file made as one begins.
+_SLOW_READS = """
+import sys, time
+from pathlib import Path
+from pipeline.cli import cli
+from pipeline.reading import executor
+
+begun = Path(sys.argv.pop(1))
+read = executor.scan_batch
+
+def slow(jobs):
+    begun.touch()
+    time.sleep(0.5)
+    return read(jobs)
+
+executor.scan_batch = slow
+cli()
+"""
+
+
+def test_ctrl_c_in_a_terminal_while_files_are_read_stops_the_run_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """SIGINT to the whole process group (a terminal's Ctrl-C) mid-read: exit 1, one line.
+
+    The reading workers got it too: each raised Interrupted, which could not cross back to
+    the run, and the run waited for good on a worker blocked writing its result (4 runs of
+    8 on the real dumps corpus), or printed the workers' tracebacks. The run alone takes it.
+    """
+    begun, out = tmp_path / "begun", tmp_path / "out"
+    command = [sys.executable, "-c", _SLOW_READS, str(begun), "ingest", str(RAW), "--out", str(out)]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as run:
+        for _ in range(600):
+            if begun.exists() or run.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert begun.exists(), "no batch was read"
+        os.killpg(run.pid, signal.SIGINT)
+        try:
+            _, stderr = run.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate()
+            pytest.fail("the run did not end within 60 s of Ctrl-C")
+    assert (run.returncode, stderr) == (
+        1,
+        "Error: interrupted (SIGINT): nothing stored; the version before this run stays in force\n",
+    )
 
 
 def test_a_part_that_cannot_be_written_is_a_store_error_and_nothing_is_stored(

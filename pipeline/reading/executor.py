@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Self, TypeVar
 
 import pyarrow as pa
 
+from pipeline import interrupts
 from pipeline.errors import UsageError
 from pipeline.limits import Limits, worker_setup
 from pipeline.reading.scan import ScanBatch, ScanJob, crashed, out_of_memory, scan_batch
@@ -138,8 +139,10 @@ def returning_pool() -> Generator[None]:
 def _worker_setup(limits: Limits, parent: int) -> None:
     """In each worker: what quiet_gc() does, for the life of the process; the file budget.
 
-    The worker ends as soon as PARENT, the run that started it, is gone.
+    The worker ends as soon as PARENT, the run that started it, is gone; SIGINT is the
+    run's (interrupts.in_worker).
     """
+    interrupts.in_worker()
     _exit_with(parent)  # before the budget: the watcher's stack is not the file's
     gc.freeze()
     gc.set_threshold(_GC_THRESHOLD, *gc.get_threshold()[1:])
@@ -215,8 +218,10 @@ def _new_pool(workers: int, limits: Limits) -> ProcessPoolExecutor:
 def _lower_priority(parent: int) -> None:
     """In each detection process: yield the CPU to the scan, take what it leaves idle.
 
-    The process ends as soon as PARENT, the run that started it, is gone.
+    The process ends as soon as PARENT, the run that started it, is gone; SIGINT is the
+    run's (interrupts.in_worker).
     """
+    interrupts.in_worker()
     _exit_with(parent)
     with contextlib.suppress(OSError):
         os.nice(_DETECTION_NICENESS)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from pipeline import interrupts
 from pipeline.folding.translate import decisions
 from pipeline.folding.translate.card import SURE_SCORE, choose, similar_texts, version_weights
 from pipeline.folding.translate.features import (
@@ -209,7 +210,9 @@ def link_many(batch: Units, index: EnglishIndex, lexicon: Lexicon, workers: int 
     _SHARED = (index, lexicon)
     _point_tables()  # made once, before the fork, for every worker
     try:
-        with ProcessPoolExecutor(min(workers, len(chunks)), mp.get_context("fork")) as pool:
+        with ProcessPoolExecutor(
+            min(workers, len(chunks)), mp.get_context("fork"), initializer=interrupts.in_worker
+        ) as pool:
             return [link for part in pool.map(_link_chunk, chunks) for link in part]
     finally:
         _SHARED = None

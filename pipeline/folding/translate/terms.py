@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
+from pipeline import interrupts
 from pipeline.folding.translate import bytewise
 from pipeline.folding.translate.features import english, prepare
 
@@ -194,7 +195,9 @@ def _taken(texts: Sequence[str], workers: int) -> _Part:
         # (they take longest for their size), then those taken on their bytes.
         size = -(-len(others) // (4 * workers))
         chunks = [others[at : at + size] for at in range(0, len(others), size)]
-        with ProcessPoolExecutor(workers, mp.get_context("fork")) as pool:
+        with ProcessPoolExecutor(
+            workers, mp.get_context("fork"), initializer=interrupts.in_worker
+        ) as pool:
             alone = pool.map(_terms_of, chunks)
             parts = [bytewise.english_terms(ascii_, pool.map), *alone]
     # Back in the order of TEXTS: those taken on their bytes were first.
