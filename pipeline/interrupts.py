@@ -6,6 +6,10 @@ One stopped after it stored its run, and must say that instead: a batch job that
 changes twice. So the command line guards a run (guarded()), and the commit calls
 committing() just before its switch: from then on an interrupt is only recorded, and the
 command reports the stored run and ends with its own exit code.
+
+The run alone takes them: its worker processes leave SIGINT to it and end on SIGTERM
+(in_worker()); and a block that must not be left half done (a thread started, or waited
+for) holds them until it ends (held()).
 """
 
 from __future__ import annotations
