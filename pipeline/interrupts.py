@@ -107,8 +107,8 @@ def held(meanwhile: Callable[[], object] | None = None) -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    if came:
-        signal.raise_signal(came[0])
+        if came:  # also when the block failed: the interrupt is what the run was told
+            signal.raise_signal(came[0])
 
 
 def in_worker() -> None:

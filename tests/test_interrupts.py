@@ -40,6 +40,19 @@ def test_without_a_guard_a_held_signal_is_pythons_own_keyboard_interrupt() -> No
     assert not isinstance(caught.value, interrupts.Interrupted)
 
 
+def test_a_signal_held_in_a_block_that_fails_is_not_lost() -> None:
+    """The block's own error comes second: the interrupt is raised, the error its context."""
+
+    def failing_block() -> None:
+        with interrupts.held():
+            signal.raise_signal(signal.SIGINT)
+            raise ValueError
+
+    with interrupts.guarded(), pytest.raises(interrupts.Interrupted) as caught:
+        failing_block()
+    assert isinstance(caught.value.__context__, ValueError)
+
+
 def test_a_signal_held_after_the_commit_point_is_recorded_not_raised() -> None:
     """After committing() a held signal reaches the guard, which records it."""
     with interrupts.guarded() as guard:
