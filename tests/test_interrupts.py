@@ -5,13 +5,18 @@ from __future__ import annotations
 import ast
 import pickle
 import signal
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
 from pipeline import interrupts
 from pipeline.limits import Limits
 from pipeline.reading import executor
+
+if TYPE_CHECKING:
+    import threading
 
 
 def _held_block(steps: list[str]) -> None:
@@ -104,6 +109,26 @@ def test_a_reading_worker_leaves_sigint_to_the_run_and_dies_of_sigterm() -> None
         with pool:
             found = pool.submit(_dispositions).result()
     assert found == (signal.SIG_IGN, signal.SIG_DFL)
+
+
+def test_an_abandoned_pool_has_ended_when_the_run_goes_on() -> None:
+    """_abandon returns with the pool's workers gone and its manager thread ended.
+
+    A manager thread left running raced the interpreter's exit, which writes to that
+    thread's pipe as the thread closes it: "Exception ignored ... Bad file descriptor" and a
+    traceback after the one-line error of a run stopped by Ctrl-C.
+    """
+    pool = executor._new_pool(2, Limits())
+    busy = pool.submit(time.sleep, 60)
+    # CPython's own attributes (typeshed takes the thread for its wakeup pipe).
+    manager = cast("threading.Thread | None", pool._executor_manager_thread)
+    workers = list(pool._processes.values())
+    assert manager is not None
+    assert workers
+    executor._abandon(pool)
+    assert not manager.is_alive()
+    assert not [worker for worker in workers if worker.is_alive()]
+    assert busy.done()
 
 
 def test_every_process_pool_of_the_package_sets_its_workers_signals() -> None:

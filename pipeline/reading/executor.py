@@ -53,6 +53,9 @@ _DETECTION_NICENESS = 10
 # when it is not (the run is gone: no one reads it).
 _WATCH = 0.5
 _ORPHANED = 70
+# The most a stopping run waits for an abandoned pool's manager thread: it ends as soon as
+# it sees the terminated workers gone (milliseconds), so this bounds only a stuck one.
+_MANAGER_SECONDS = 5.0
 T = TypeVar("T")
 
 
@@ -219,16 +222,25 @@ def _ended(pool: ProcessPoolExecutor) -> Generator[ProcessPoolExecutor]:
 
 
 def _abandon(pool: ProcessPoolExecutor) -> None:
-    """Stop POOL's workers now, their tasks unfinished (by SIGTERM: interrupts.in_worker)."""
+    """Stop POOL's workers now, their tasks unfinished (by SIGTERM: interrupts.in_worker).
+
+    Returns once the pool's manager thread has seen them end and closed its pipes. Left
+    running, it raced the interpreter's exit, which wakes every pool's manager through
+    that pipe: the run's one-line error was followed by "Exception ignored ... Bad file
+    descriptor" and a traceback (1 of a suite's runs on a loaded machine).
+    """
+    # The thread, like the processes below, only the pool's own attributes hold (CPython's).
+    manager = getattr(pool, "_executor_manager_thread", None)
     terminate = getattr(pool, "terminate_workers", None)  # Python 3.14 on
     if terminate is not None:
         terminate()
-        return
-    # Before 3.14 only the pool's own attribute holds its processes (CPython's since 3.2).
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
+    else:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+    if manager is not None:
+        manager.join(_MANAGER_SECONDS)
 
 
 def _alive(pid: int) -> bool:
