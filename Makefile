@@ -35,12 +35,17 @@ lint: $(DEV_STAMP)
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
+# The tests run on every core (at most 4), each worker taking the next test as it is free
+# (pytest-xdist's worksteal: the long crash tests do not leave one core waiting at the end).
+# A bare `pytest` runs them one at a time, in order.
+PARALLEL := -n auto --maxprocesses 4 --dist worksteal
+
 test: lint
-	$(PY) -m pytest --cov --cov-report=term
+	$(PY) -m pytest $(PARALLEL) --cov --cov-report=term
 
 # The markers are registered in pyproject.toml; make test and CI run every test.
 check: lint
-	$(PY) -m pytest -m "not slow and not browser" -q
+	$(PY) -m pytest $(PARALLEL) -m "not slow and not browser" -q
 
 format: $(DEV_STAMP)
 	$(PY) -m ruff format .

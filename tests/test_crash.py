@@ -2,7 +2,7 @@
 
 Each kill must leave a dataset whose every file reads and which equals exactly the dataset
 before the run or the one after it; the next run cleans up and succeeds. The kill points
-tried are printed (pytest -s) for the record.
+tried are printed for the record (pytest -s, in one process: not under make test's -n).
 """
 
 from __future__ import annotations
