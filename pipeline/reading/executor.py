@@ -227,7 +227,7 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
     Returns once the pool's manager thread has seen them end and closed its pipes. Left
     running, it raced the interpreter's exit, which wakes every pool's manager through
     that pipe: the run's one-line error was followed by "Exception ignored ... Bad file
-    descriptor" and a traceback (1 of a suite's runs on a loaded machine).
+    descriptor" and a traceback (2 of 20 runs of a Ctrl-C under two CPU hogs).
     """
     # The thread, like the processes below, only the pool's own attributes hold (CPython's).
     manager = getattr(pool, "_executor_manager_thread", None)
