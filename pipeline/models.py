@@ -173,7 +173,7 @@ class CardFacts(NamedTuple):
     types: tuple[str, ...] = ()
     subtypes: tuple[str, ...] = ()
     mana_value: float | None = None
-    colors: tuple[str, ...] = ()  # W, U, B, R, G
+    colors: tuple[str, ...] = ()  # of W, U, B, R, G; sorted alphabetically, as every list
     color_identity: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     legalities: tuple[tuple[str, str], ...] = ()  # (format, "legal"/"banned"/"restricted"/…)
